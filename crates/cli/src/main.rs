@@ -1,0 +1,342 @@
+//! `cuzk`: a Groth16 prover for BLS12-381, compatible with bellperson and Filecoin.
+
+mod cache;
+mod inputs;
+mod report;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use circuits::Sha256Circuit;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use groth16_pipeline::{prepare_verifying_key, prove, verify_proof, Proof};
+use r1cs_synth::{synthesize, SynthesisOptions};
+use rand::rngs::OsRng;
+use srs_loader::{read_params, read_verifying_key, ReadOptions};
+
+use report::{Progress, Report};
+
+/// Default SHA-256 size: two 64-byte blocks, about 2^16 constraints, a real proof in well under a minute on two cores.
+const DEFAULT_BLOCKS: usize = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "cuzk",
+    version,
+    about = "A Groth16 prover over BLS12-381, compatible with bellperson and Filecoin",
+    long_about = "A Groth16 prover over BLS12-381, compatible with bellperson and Filecoin.\n\n\
+Parameters are bellperson's .params files; proofs are bellperson's 192-byte encoding.\n\
+Without a GPU every stage runs on the CPU.\n\n\
+Quick start: `cuzk prove` proves SHA-256 over two blocks of random data, generating test parameters on first use, and verifies the proof."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Generate Groth16 parameters for a built-in circuit (a test setup: its secrets are random and discarded, not a ceremony).
+    Setup(SetupArgs),
+    /// Synthesize a built-in circuit, prove it, verify the proof, and write the proof and public inputs.
+    Prove(ProveArgs),
+    /// Verify a proof against a parameter file's verifying key and public inputs.
+    Verify(VerifyArgs),
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum CircuitKind {
+    /// SHA-256 over a preimage that fills exactly --blocks 64-byte blocks; the digest is the public input.
+    Sha256,
+}
+
+#[derive(Args, Debug)]
+struct CircuitArgs {
+    /// Built-in circuit.
+    #[arg(long, value_enum, default_value = "sha256")]
+    circuit: CircuitKind,
+    /// SHA-256 compression blocks (about 27,000 constraints each).
+    #[arg(long, default_value_t = DEFAULT_BLOCKS, value_parser = parse_blocks)]
+    blocks: usize,
+}
+
+#[derive(Args, Debug)]
+struct ParamsArgs {
+    /// Parameter file to use instead of the cache.
+    #[arg(long, value_name = "FILE")]
+    params: Option<PathBuf>,
+    /// Where generated parameters are kept.
+    #[arg(long, env = "CUZK_PARAM_CACHE", value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct SetupArgs {
+    #[command(flatten)]
+    circuit: CircuitArgs,
+    #[command(flatten)]
+    params: ParamsArgs,
+    /// Regenerate even if the file exists.
+    #[arg(long)]
+    force: bool,
+    /// Print a JSON summary on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct ProveArgs {
+    #[command(flatten)]
+    circuit: CircuitArgs,
+    #[command(flatten)]
+    params: ParamsArgs,
+    /// Preimage file (exactly 64·blocks − 9 bytes); random when absent.
+    #[arg(long, value_name = "FILE")]
+    preimage: Option<PathBuf>,
+    /// Where to write the proof (192 bytes, bellperson's encoding).
+    #[arg(long, value_name = "FILE", default_value = "proof.bin")]
+    proof: PathBuf,
+    /// Where to write the public inputs (JSON array of 32-byte little-endian hex scalars).
+    #[arg(long, value_name = "FILE", default_value = "inputs.json")]
+    inputs: PathBuf,
+    /// Skip the satisfiability check during synthesis (it names the first failing constraint).
+    #[arg(long)]
+    no_check: bool,
+    /// Skip the subgroup check when reading parameters (only for files you trust).
+    #[arg(long)]
+    trust_params: bool,
+    /// Print a JSON summary on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct VerifyArgs {
+    /// Parameter file whose verifying key to use (only the key at its start is read).
+    #[arg(long, value_name = "FILE")]
+    params: PathBuf,
+    /// Proof file: 192 bytes per proof; several concatenated proofs share the inputs file's entries in order.
+    #[arg(long, value_name = "FILE")]
+    proof: PathBuf,
+    /// Public inputs: JSON array of 32-byte little-endian hex scalars (ONE excluded).
+    #[arg(long, value_name = "FILE")]
+    inputs: PathBuf,
+    /// Print a JSON summary on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_blocks(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n @ 1..=100_000) => Ok(n),
+        Ok(n) => Err(format!("{n} blocks is out of range 1..=100000")),
+        Err(e) => Err(format!("not a block count: {e}")),
+    }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("CUZK_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Setup(a) => cmd_setup(a),
+        Command::Prove(a) => cmd_prove(a),
+        Command::Verify(a) => cmd_verify(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+impl CircuitArgs {
+    fn blank(&self) -> Sha256Circuit {
+        match self.circuit {
+            CircuitKind::Sha256 => Sha256Circuit::blank(self.blocks),
+        }
+    }
+}
+
+/// The parameter file to use: the one given, or the cache's file for this circuit.
+fn params_path(p: &ParamsArgs, circuit: &CircuitArgs) -> Result<(PathBuf, bool)> {
+    match &p.params {
+        Some(path) => Ok((path.clone(), false)),
+        None => {
+            let dir = cache::dir(p.cache_dir.as_deref())?;
+            Ok((
+                dir.join(format!("{}.params", circuit.blank().shape_id())),
+                true,
+            ))
+        }
+    }
+}
+
+fn generate(circuit: &CircuitArgs, path: &Path, progress: &Progress) -> Result<Duration> {
+    let t = Instant::now();
+    let spinner = progress.spinner(format!(
+        "generating test parameters for {} (random secrets, not a ceremony)",
+        circuit.blank().shape_id()
+    ));
+    let params =
+        srs_loader::setup(circuit.blank(), &mut OsRng).context("parameter generation failed")?;
+    params
+        .write_file(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    spinner.finish();
+    Ok(t.elapsed())
+}
+
+fn cmd_setup(a: SetupArgs) -> Result<ExitCode> {
+    let (path, _) = params_path(&a.params, &a.circuit)?;
+    let progress = Progress::new(a.json);
+    let mut report = Report::new("setup");
+    report.text("circuit", a.circuit.blank().shape_id());
+    report.text("params", path.display().to_string());
+    if path.exists() && !a.force {
+        report.text("status", "exists (use --force to regenerate)".into());
+    } else {
+        let took = generate(&a.circuit, &path, &progress)?;
+        report.time("setup", took);
+        report.text("status", "generated".into());
+    }
+    report.print(a.json);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
+    let total = Instant::now();
+    let progress = Progress::new(a.json);
+    let mut report = Report::new("prove");
+    let (path, from_cache) = params_path(&a.params, &a.circuit)?;
+    report.text("circuit", a.circuit.blank().shape_id());
+    report.text("params", path.display().to_string());
+    if !path.exists() {
+        if !from_cache {
+            bail!(
+                "parameter file {} does not exist; create it with `cuzk setup --params {}`",
+                path.display(),
+                path.display()
+            );
+        }
+        let took = generate(&a.circuit, &path, &progress)?;
+        report.time("setup (first use)", took);
+    }
+
+    let circuit = match &a.preimage {
+        Some(file) => {
+            let bytes = std::fs::read(file)
+                .with_context(|| format!("reading preimage {}", file.display()))?;
+            Sha256Circuit::new(a.circuit.blocks, bytes)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("preimage {}", file.display()))?
+        }
+        None => Sha256Circuit::random(a.circuit.blocks, &mut OsRng),
+    };
+    let public_inputs = circuit.public_inputs().expect("circuit has a preimage");
+
+    let spinner = progress.spinner("synthesizing".into());
+    let t = Instant::now();
+    let pa = synthesize(
+        circuit,
+        &SynthesisOptions {
+            check: !a.no_check,
+            hint: None,
+        },
+    )
+    .context("synthesis failed")?;
+    report.time("synthesis", t.elapsed());
+    spinner.finish();
+    report.count("constraints", pa.num_constraints());
+    report.count("aux variables", pa.num_aux());
+    report.count("public inputs", pa.num_inputs() - 1);
+
+    let spinner = progress.spinner(format!("loading {}", path.display()));
+    let t = Instant::now();
+    let params = read_params(
+        &path,
+        ReadOptions {
+            check_subgroup: !a.trust_params,
+        },
+    )
+    .with_context(|| format!("reading parameters {}", path.display()))?;
+    report.time("load params", t.elapsed());
+    spinner.finish();
+
+    let spinner = progress.spinner("proving on the CPU".into());
+    let (proof, timings) = prove(&params, vec![pa], &mut OsRng)
+        .context("proving failed")?
+        .pop()
+        .expect("one proof per circuit");
+    spinner.finish();
+    report.time("H polynomial", timings.h_poly);
+    report.time("MSM H", timings.msm_h);
+    report.time("MSM L", timings.msm_l);
+    report.time("MSM A", timings.msm_a);
+    report.time("MSM B_G1", timings.msm_b_g1);
+    report.time("MSM B_G2", timings.msm_b_g2);
+    report.time("assembly", timings.assembly);
+
+    let t = Instant::now();
+    let pvk = prepare_verifying_key(&params.vk);
+    let ok = verify_proof(&pvk, &proof, &public_inputs)?;
+    report.time("verify", t.elapsed());
+    if !ok {
+        bail!("the proof does not verify; it was not written (this is a bug: please report it)");
+    }
+    inputs::write_atomic(&a.proof, &proof.to_bytes())?;
+    inputs::write_atomic(&a.inputs, inputs::to_json(&public_inputs).as_bytes())?;
+    report.text("proof", a.proof.display().to_string());
+    report.text("inputs", a.inputs.display().to_string());
+    report.text("verified", "yes".into());
+    report.time("total", total.elapsed());
+    report.print(a.json);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_verify(a: VerifyArgs) -> Result<ExitCode> {
+    let t = Instant::now();
+    let vk =
+        read_verifying_key(&a.params).with_context(|| format!("reading {}", a.params.display()))?;
+    let bytes =
+        std::fs::read(&a.proof).with_context(|| format!("reading proof {}", a.proof.display()))?;
+    let proofs =
+        Proof::many_from_bytes(&bytes).with_context(|| format!("proof {}", a.proof.display()))?;
+    let text = std::fs::read_to_string(&a.inputs)
+        .with_context(|| format!("reading inputs {}", a.inputs.display()))?;
+    let inputs =
+        inputs::from_json(&text).with_context(|| format!("inputs {}", a.inputs.display()))?;
+    let pvk = prepare_verifying_key(&vk);
+    let per_proof = pvk.num_public_inputs();
+    if inputs.len() != per_proof * proofs.len() {
+        bail!(
+            "{} has {} public inputs, but {} proof(s) against this key need {} each ({} in all)",
+            a.inputs.display(),
+            inputs.len(),
+            proofs.len(),
+            per_proof,
+            per_proof * proofs.len()
+        );
+    }
+    let mut valid = true;
+    for (i, proof) in proofs.iter().enumerate() {
+        let chunk = &inputs[i * per_proof..(i + 1) * per_proof];
+        valid &= verify_proof(&pvk, proof, chunk)?;
+    }
+    let mut report = Report::new("verify");
+    report.count("proofs", proofs.len());
+    report.text("valid", if valid { "yes" } else { "no" }.into());
+    report.time("verify", t.elapsed());
+    report.print(a.json);
+    Ok(if valid {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

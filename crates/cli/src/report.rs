@@ -1,0 +1,90 @@
+//! Human and JSON summaries, and progress spinners on stderr.
+
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{Map, Value};
+
+/// An ordered list of results, printed as a table or as JSON.
+pub struct Report {
+    command: &'static str,
+    rows: Vec<(String, Value, String)>,
+}
+
+impl Report {
+    pub fn new(command: &'static str) -> Self {
+        Self {
+            command,
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn text(&mut self, key: &str, value: String) {
+        self.rows
+            .push((key.into(), Value::String(value.clone()), value));
+    }
+
+    pub fn count(&mut self, key: &str, value: usize) {
+        self.rows
+            .push((key.into(), Value::from(value), value.to_string()));
+    }
+
+    pub fn time(&mut self, key: &str, d: Duration) {
+        let ms = d.as_secs_f64() * 1e3;
+        self.rows.push((
+            format!("{key} ms"),
+            Value::from((ms * 1e3).round() / 1e3),
+            format!("{ms:>10.1} ms"),
+        ));
+    }
+
+    pub fn print(&self, json: bool) {
+        if json {
+            let mut map = Map::new();
+            map.insert("command".into(), Value::String(self.command.into()));
+            for (k, v, _) in &self.rows {
+                map.insert(k.replace(' ', "_"), v.clone());
+            }
+            println!("{}", Value::Object(map));
+        } else {
+            let width = self.rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+            for (k, _, shown) in &self.rows {
+                let k = k.strip_suffix(" ms").unwrap_or(k);
+                println!("{k:<width$}  {shown}");
+            }
+        }
+    }
+}
+
+/// Spinners on stderr, hidden when stderr is not a terminal or output is JSON.
+pub struct Progress {
+    hidden: bool,
+}
+
+pub struct Spinner(ProgressBar);
+
+impl Spinner {
+    pub fn finish(self) {
+        self.0.finish_and_clear();
+    }
+}
+
+impl Progress {
+    pub fn new(json: bool) -> Self {
+        Self { hidden: json }
+    }
+
+    pub fn spinner(&self, message: String) -> Spinner {
+        let bar = if self.hidden {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::new_spinner()
+        };
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} ({elapsed})").expect("valid template"),
+        );
+        bar.set_message(message);
+        bar.enable_steady_tick(Duration::from_millis(120));
+        Spinner(bar)
+    }
+}

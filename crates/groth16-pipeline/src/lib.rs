@@ -1,0 +1,70 @@
+//! Groth16 proof assembly, verification, and (later) the pipelined engine.
+//!
+//! [`prove`] turns synthesized circuits ([`r1cs_synth::ProvingAssignment`]) and [`srs_loader::Parameters`] into proofs, with bellperson's formulas: H polynomial, the H, L, A, B_G1 and B_G2 MSMs, fresh randomizers r and s per proof.
+//! [`Proof`] is bellperson's 192-byte compressed encoding; [`PreparedVerifyingKey`] and [`verify_proof`] check it.
+//! Today's backend is the CPU (this crate's reference and the fallback without a GPU).
+
+#![forbid(unsafe_code)]
+
+mod proof;
+mod prover;
+mod verifier;
+
+pub use proof::{Proof, PROOF_BYTES};
+pub use prover::{prove, prove_one_with_randomness, ProofTimings};
+pub use verifier::{prepare_verifying_key, verify_proof, PreparedVerifyingKey};
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The parameters do not fit the circuit.
+    #[error("parameters do not fit circuit {circuit}: {source}")]
+    Params {
+        /// Index of the circuit in the call.
+        circuit: usize,
+        /// What did not fit.
+        #[source]
+        source: srs_loader::Error,
+    },
+    /// The H polynomial could not be computed.
+    #[error("H polynomial: {0}")]
+    Ntt(#[from] ntt_cuda::Error),
+    /// An MSM was called with inconsistent inputs (a bug in the caller, reported instead of a panic).
+    #[error("MSM {what}: {source}")]
+    Msm {
+        /// Which MSM.
+        what: &'static str,
+        /// The MSM's error.
+        #[source]
+        source: msm_cuda::Error,
+    },
+    /// Proof bytes of the wrong length.
+    #[error(
+        "proof data has {got} bytes; a proof is {PROOF_BYTES} bytes, so expected a multiple of it"
+    )]
+    ProofLength {
+        /// Length given.
+        got: usize,
+    },
+    /// A proof point does not decode.
+    #[error("proof {index}: {part} is {problem}")]
+    ProofPoint {
+        /// Which proof in a concatenation.
+        index: usize,
+        /// "A", "B" or "C".
+        part: &'static str,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// The number of public inputs does not match the verifying key.
+    #[error("{got} public inputs given, but the verifying key expects {expected}")]
+    InputCount {
+        /// Number expected (ic length - 1).
+        expected: usize,
+        /// Number given.
+        got: usize,
+    },
+}
+
+/// Result alias of this crate.
+pub type Result<T> = std::result::Result<T, Error>;

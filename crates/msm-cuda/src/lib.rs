@@ -1,0 +1,181 @@
+//! Multi-scalar multiplication over BLS12-381 G1 and G2.
+//!
+//! This is the CPU implementation (blst's Pippenger through its own thread pool): the reference the GPU kernels are checked against, and the fallback without a GPU.
+//! Bases may be a density-filtered subset: a [`Selection`] bitmask says which scalars of a full assignment go with the bases, in order.
+//! The crate knows nothing of Groth16.
+
+use blst::{blst_p1, blst_p1_affine, blst_p2, blst_p2_affine, MultiPoint};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use group::Group;
+use rayon::prelude::*;
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum Error {
+    /// Bases and scalars do not pair up.
+    #[error("MSM has {bases} bases but {scalars} scalars")]
+    LengthMismatch {
+        /// Number of bases.
+        bases: usize,
+        /// Number of scalars.
+        scalars: usize,
+    },
+    /// A selection bitmask does not fit the scalars or the bases.
+    #[error("selection covers {bits} scalars with {ones} set, but there are {scalars} scalars and {bases} bases")]
+    SelectionMismatch {
+        /// Bits in the selection.
+        bits: usize,
+        /// Set bits.
+        ones: usize,
+        /// Scalars given.
+        scalars: usize,
+        /// Bases given.
+        bases: usize,
+    },
+}
+
+/// Result alias of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Which scalars of a full vector take part in an MSM: bit `i` (least significant first in 64-bit words) set means scalar `i` is used, with the next base in order.
+#[derive(Clone, Copy, Debug)]
+pub struct Selection<'a> {
+    /// The bitmask words.
+    pub words: &'a [u64],
+    /// Number of meaningful bits.
+    pub len: usize,
+}
+
+impl Selection<'_> {
+    fn get(&self, i: usize) -> bool {
+        self.words[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    fn count_ones(&self) -> usize {
+        (0..self.len).filter(|&i| self.get(i)).count()
+    }
+
+    /// The selected scalars, in order.
+    fn gather(&self, scalars: &[Scalar], bases: usize) -> Result<Vec<Scalar>> {
+        let ones = if self.words.len() * 64 >= self.len {
+            self.count_ones()
+        } else {
+            usize::MAX
+        };
+        if self.len != scalars.len() || ones != bases {
+            return Err(Error::SelectionMismatch {
+                bits: self.len,
+                ones,
+                scalars: scalars.len(),
+                bases,
+            });
+        }
+        Ok(scalars
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.get(*i))
+            .map(|(_, s)| *s)
+            .collect())
+    }
+}
+
+// blstrs's affine types are `repr(transparent)` wrappers of blst's: the slice casts below rely on it.
+const _: () = assert!(std::mem::size_of::<G1Affine>() == std::mem::size_of::<blst_p1_affine>());
+const _: () = assert!(std::mem::align_of::<G1Affine>() == std::mem::align_of::<blst_p1_affine>());
+const _: () = assert!(std::mem::size_of::<G2Affine>() == std::mem::size_of::<blst_p2_affine>());
+const _: () = assert!(std::mem::align_of::<G2Affine>() == std::mem::align_of::<blst_p2_affine>());
+const _: () = assert!(std::mem::size_of::<G1Projective>() == std::mem::size_of::<blst_p1>());
+const _: () = assert!(std::mem::size_of::<G2Projective>() == std::mem::size_of::<blst_p2>());
+
+fn as_blst_g1(bases: &[G1Affine]) -> &[blst_p1_affine] {
+    // SAFETY: G1Affine is #[repr(transparent)] over blst_p1_affine (size and alignment asserted above).
+    unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) }
+}
+
+fn as_blst_g2(bases: &[G2Affine]) -> &[blst_p2_affine] {
+    // SAFETY: G2Affine is #[repr(transparent)] over blst_p2_affine (size and alignment asserted above).
+    unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) }
+}
+
+fn g1_from_blst(p: blst_p1) -> G1Projective {
+    // SAFETY: G1Projective is #[repr(transparent)] over blst_p1 (size asserted above); every bit pattern blst returns is a valid point.
+    unsafe { std::mem::transmute::<blst_p1, G1Projective>(p) }
+}
+
+fn g2_from_blst(p: blst_p2) -> G2Projective {
+    // SAFETY: as for G1.
+    unsafe { std::mem::transmute::<blst_p2, G2Projective>(p) }
+}
+
+/// Little-endian canonical bytes of the scalars, as blst's Pippenger wants them.
+fn scalar_bytes(scalars: &[Scalar]) -> Vec<u8> {
+    let mut out = vec![0u8; scalars.len() * 32];
+    out.par_chunks_mut(32)
+        .zip(scalars.par_iter())
+        .with_min_len(4096)
+        .for_each(|(dst, s)| dst.copy_from_slice(&s.to_bytes_le()));
+    out
+}
+
+/// Scalars are below 2^255.
+const SCALAR_BITS: usize = 255;
+
+/// G1 MSM: the sum of `scalars[i] * bases[i]`.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if the lengths differ.
+pub fn msm_g1(bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
+    if bases.len() != scalars.len() {
+        return Err(Error::LengthMismatch {
+            bases: bases.len(),
+            scalars: scalars.len(),
+        });
+    }
+    if bases.is_empty() {
+        return Ok(G1Projective::identity());
+    }
+    let bytes = scalar_bytes(scalars);
+    Ok(g1_from_blst(as_blst_g1(bases).mult(&bytes, SCALAR_BITS)))
+}
+
+/// G2 MSM: the sum of `scalars[i] * bases[i]`.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if the lengths differ.
+pub fn msm_g2(bases: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective> {
+    if bases.len() != scalars.len() {
+        return Err(Error::LengthMismatch {
+            bases: bases.len(),
+            scalars: scalars.len(),
+        });
+    }
+    if bases.is_empty() {
+        return Ok(G2Projective::identity());
+    }
+    let bytes = scalar_bytes(scalars);
+    Ok(g2_from_blst(as_blst_g2(bases).mult(&bytes, SCALAR_BITS)))
+}
+
+/// G1 MSM over the scalars that `selection` picks from `scalars`, paired in order with `bases`.
+///
+/// # Errors
+/// [`Error::SelectionMismatch`] if the selection does not cover the scalars or its set bits do not count the bases.
+pub fn msm_g1_selected(
+    bases: &[G1Affine],
+    scalars: &[Scalar],
+    selection: Selection<'_>,
+) -> Result<G1Projective> {
+    msm_g1(bases, &selection.gather(scalars, bases.len())?)
+}
+
+/// G2 MSM over the scalars that `selection` picks from `scalars`, paired in order with `bases`.
+///
+/// # Errors
+/// [`Error::SelectionMismatch`] if the selection does not cover the scalars or its set bits do not count the bases.
+pub fn msm_g2_selected(
+    bases: &[G2Affine],
+    scalars: &[Scalar],
+    selection: Selection<'_>,
+) -> Result<G2Projective> {
+    msm_g2(bases, &selection.gather(scalars, bases.len())?)
+}

@@ -1,0 +1,347 @@
+//! Circuit synthesis for Groth16 with bellperson's exact semantics.
+//!
+//! [`synthesize`] runs a `bellpepper_core::Circuit<blstrs::Scalar>` through [`ProvingAssignment`], which records the a, b and c evaluations of every constraint, the input and aux assignments, and the density of the A-aux, B-input and B-aux queries.
+//! [`synthesize_batch`] does many circuits in parallel.
+//! [`R1csShape`] records a circuit's constraint matrices (for parameter generation and, later, compiled-shape synthesis).
+//!
+//! Semantics (bellperson's prover): input 0 is ONE, allocated before the circuit runs;
+//! after the circuit, one constraint `x_i * 0 = 0` per input, so the A query is dense over inputs.
+
+#![forbid(unsafe_code)]
+
+mod density;
+mod shape;
+
+pub use density::Density;
+pub use shape::{R1csShape, SparseMatrix, Var};
+
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
+use blstrs::Scalar;
+use ff::Field;
+use rayon::prelude::*;
+
+/// Errors of synthesis.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The circuit's own code failed.
+    #[error("circuit {circuit}: synthesis failed: {source}")]
+    Synthesis {
+        /// Index of the circuit in its batch (0 for a single circuit).
+        circuit: usize,
+        /// What bellpepper reported.
+        #[source]
+        source: SynthesisError,
+    },
+    /// A constraint does not hold for the assignment.
+    #[error("circuit {circuit}: constraint {index} is not satisfied (a*b != c): {path}")]
+    Unsatisfied {
+        /// Index of the circuit in its batch.
+        circuit: usize,
+        /// Index of the constraint, counting from 0 in synthesis order.
+        index: usize,
+        /// Namespace path and annotation of the constraint.
+        path: String,
+    },
+}
+
+/// Result alias of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Expected sizes of a circuit, to allocate every vector once (the A2 pre-sizing hint).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SizeHint {
+    /// Constraints, input constraints included.
+    pub constraints: usize,
+    /// Aux variables.
+    pub aux: usize,
+    /// Inputs, ONE included.
+    pub inputs: usize,
+}
+
+/// How to synthesize.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SynthesisOptions {
+    /// Check `a * b = c` for every constraint and report the first that fails, with its namespace path.
+    /// Costs one multiplication per constraint plus namespace bookkeeping.
+    pub check: bool,
+    /// Pre-size vectors (A2).
+    pub hint: Option<SizeHint>,
+}
+
+/// The witness-side result of synthesizing one circuit: what the prover needs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProvingAssignment {
+    /// A evaluated at every constraint.
+    pub a: Vec<Scalar>,
+    /// B evaluated at every constraint.
+    pub b: Vec<Scalar>,
+    /// C evaluated at every constraint.
+    pub c: Vec<Scalar>,
+    /// Input values; `input_assignment[0]` is ONE.
+    pub input_assignment: Vec<Scalar>,
+    /// Aux values.
+    pub aux_assignment: Vec<Scalar>,
+    /// Aux variables that appear in A.
+    pub a_aux_density: Density,
+    /// Inputs that appear in B.
+    pub b_input_density: Density,
+    /// Aux variables that appear in B.
+    pub b_aux_density: Density,
+    check: Option<Checker>,
+}
+
+/// Namespace tracking and the first failing constraint, when checking.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Checker {
+    namespace: Vec<String>,
+    first_failure: Option<(usize, String)>,
+}
+
+impl ProvingAssignment {
+    fn with_options(opts: &SynthesisOptions) -> Self {
+        let mut pa = ProvingAssignment::default();
+        if let Some(h) = opts.hint {
+            pa.a.reserve_exact(h.constraints);
+            pa.b.reserve_exact(h.constraints);
+            pa.c.reserve_exact(h.constraints);
+            pa.input_assignment.reserve_exact(h.inputs);
+            pa.aux_assignment.reserve_exact(h.aux);
+            pa.a_aux_density = Density::with_capacity(h.aux);
+            pa.b_input_density = Density::with_capacity(h.inputs);
+            pa.b_aux_density = Density::with_capacity(h.aux);
+        }
+        if opts.check {
+            pa.check = Some(Checker::default());
+        }
+        pa
+    }
+
+    /// Number of constraints, input constraints included.
+    pub fn num_constraints(&self) -> usize {
+        self.a.len()
+    }
+
+    /// Number of inputs, ONE included.
+    pub fn num_inputs(&self) -> usize {
+        self.input_assignment.len()
+    }
+
+    /// Number of aux variables.
+    pub fn num_aux(&self) -> usize {
+        self.aux_assignment.len()
+    }
+
+    /// The sizes of this assignment, as a hint for the next circuit of the same shape.
+    pub fn size_hint(&self) -> SizeHint {
+        SizeHint {
+            constraints: self.num_constraints(),
+            aux: self.num_aux(),
+            inputs: self.num_inputs(),
+        }
+    }
+
+    /// The public inputs a verifier needs: the inputs after ONE.
+    pub fn public_inputs(&self) -> &[Scalar] {
+        &self.input_assignment[1..]
+    }
+
+    /// Index of the first constraint with `a * b != c`, if any (a plain scan, no namespace information).
+    pub fn first_unsatisfied(&self) -> Option<usize> {
+        (0..self.a.len()).find(|&i| self.a[i] * self.b[i] != self.c[i])
+    }
+}
+
+/// Evaluates `lc`, setting density bits for variables with a non-zero coefficient.
+#[inline]
+fn eval_tracked(
+    lc: &LinearCombination<Scalar>,
+    input_density: Option<&mut Density>,
+    aux_density: Option<&mut Density>,
+    inputs: &[Scalar],
+    aux: &[Scalar],
+) -> Scalar {
+    let mut acc = Scalar::ZERO;
+    let mut add = |value: Scalar, coeff: &Scalar| {
+        if *coeff == Scalar::ONE {
+            acc += value;
+        } else {
+            acc += value * coeff;
+        }
+    };
+    let mut input_density = input_density;
+    for (&i, coeff) in lc.iter_inputs() {
+        if bool::from(coeff.is_zero()) {
+            continue;
+        }
+        add(inputs[i], coeff);
+        if let Some(d) = input_density.as_deref_mut() {
+            d.set(i);
+        }
+    }
+    let mut aux_density = aux_density;
+    for (&i, coeff) in lc.iter_aux() {
+        if bool::from(coeff.is_zero()) {
+            continue;
+        }
+        add(aux[i], coeff);
+        if let Some(d) = aux_density.as_deref_mut() {
+            d.set(i);
+        }
+    }
+    acc
+}
+
+impl ConstraintSystem<Scalar> for ProvingAssignment {
+    type Root = Self;
+
+    fn new() -> Self {
+        Self::default()
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux_assignment.push(f()?);
+        self.a_aux_density.push_unset();
+        self.b_aux_density.push_unset();
+        Ok(Variable::new_unchecked(Index::Aux(
+            self.aux_assignment.len() - 1,
+        )))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.input_assignment.push(f()?);
+        self.b_input_density.push_unset();
+        Ok(Variable::new_unchecked(Index::Input(
+            self.input_assignment.len() - 1,
+        )))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, annotation: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let a = a(LinearCombination::zero());
+        let b = b(LinearCombination::zero());
+        let c = c(LinearCombination::zero());
+        let (inputs, aux) = (&self.input_assignment, &self.aux_assignment);
+        // Inputs are dense in A (every input has its x_i * 0 = 0 constraint): no A-input tracker.
+        let va = eval_tracked(&a, None, Some(&mut self.a_aux_density), inputs, aux);
+        let vb = eval_tracked(
+            &b,
+            Some(&mut self.b_input_density),
+            Some(&mut self.b_aux_density),
+            inputs,
+            aux,
+        );
+        let vc = eval_tracked(&c, None, None, inputs, aux);
+        if let Some(check) = &mut self.check {
+            if check.first_failure.is_none() && va * vb != vc {
+                let mut path = check.namespace.join("/");
+                if !path.is_empty() {
+                    path.push('/');
+                }
+                path.push_str(&annotation().into());
+                check.first_failure = Some((self.a.len(), path));
+            }
+        }
+        self.a.push(va);
+        self.b.push(vb);
+        self.c.push(vc);
+    }
+
+    fn push_namespace<NR, N>(&mut self, name: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+        // Names cost an allocation each: only the checker pays for them.
+        if let Some(check) = &mut self.check {
+            check.namespace.push(name().into());
+        }
+    }
+
+    fn pop_namespace(&mut self) {
+        if let Some(check) = &mut self.check {
+            check.namespace.pop();
+        }
+    }
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// Synthesizes one circuit as bellperson's prover does: ONE, the circuit, then `x_i * 0 = 0` per input.
+///
+/// # Errors
+/// [`Error::Synthesis`] if the circuit fails; [`Error::Unsatisfied`] if `opts.check` is on and a constraint fails.
+pub fn synthesize<C: Circuit<Scalar>>(
+    circuit: C,
+    opts: &SynthesisOptions,
+) -> Result<ProvingAssignment> {
+    synthesize_indexed(0, circuit, opts)
+}
+
+fn synthesize_indexed<C: Circuit<Scalar>>(
+    index: usize,
+    circuit: C,
+    opts: &SynthesisOptions,
+) -> Result<ProvingAssignment> {
+    let wrap = |source| Error::Synthesis {
+        circuit: index,
+        source,
+    };
+    let mut pa = ProvingAssignment::with_options(opts);
+    pa.alloc_input(|| "ONE", || Ok(Scalar::ONE)).map_err(wrap)?;
+    circuit.synthesize(&mut pa).map_err(wrap)?;
+    for i in 0..pa.input_assignment.len() {
+        pa.enforce(
+            || "input constraint",
+            |lc| lc + Variable::new_unchecked(Index::Input(i)),
+            |lc| lc,
+            |lc| lc,
+        );
+    }
+    if let Some(check) = pa.check.take() {
+        if let Some((index_, path)) = check.first_failure {
+            return Err(Error::Unsatisfied {
+                circuit: index,
+                index: index_,
+                path,
+            });
+        }
+    }
+    Ok(pa)
+}
+
+/// Synthesizes many circuits in parallel (rayon), each as [`synthesize`] does.
+///
+/// The first error (in circuit order) is returned; it names the circuit's index in the batch.
+///
+/// # Errors
+/// As [`synthesize`], for the first failing circuit.
+pub fn synthesize_batch<C: Circuit<Scalar> + Send>(
+    circuits: Vec<C>,
+    opts: &SynthesisOptions,
+) -> Result<Vec<ProvingAssignment>> {
+    circuits
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, c)| synthesize_indexed(i, c, opts))
+        .collect()
+}

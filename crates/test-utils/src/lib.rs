@@ -1,0 +1,263 @@
+//! Test helpers shared by every cuzk crate: seeded RNGs, random satisfiable circuits, proptest strategies and naive references.
+
+#![forbid(unsafe_code)]
+
+use bellpepper_core::{Circuit, ConstraintSystem, LinearCombination, SynthesisError, Variable};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::Field;
+use group::{Curve, Group};
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+/// The RNG every test uses: reproducible from its seed.
+pub type TestRng = ChaCha20Rng;
+
+/// An RNG from a fixed seed.
+pub fn seeded_rng(seed: u64) -> TestRng {
+    ChaCha20Rng::seed_from_u64(seed)
+}
+
+/// A fresh RNG for "fresh random inputs": its seed comes from `CUZK_TEST_SEED` when set, else from the OS, and is printed so that a failure can be replayed.
+pub fn fresh_rng(test: &str) -> TestRng {
+    let seed = std::env::var("CUZK_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| rand::thread_rng().gen());
+    eprintln!("{test}: CUZK_TEST_SEED={seed}");
+    seeded_rng(seed)
+}
+
+/// A scalar of one of the interesting kinds: 0, 1, -1 (p - 1), small, or uniformly random.
+pub fn edge_or_random_scalar(rng: &mut impl Rng) -> Scalar {
+    match rng.gen_range(0..8) {
+        0 => Scalar::ZERO,
+        1 => Scalar::ONE,
+        2 => -Scalar::ONE,
+        3 => Scalar::from(rng.gen_range(2u64..16)),
+        _ => Scalar::random(&mut *rng),
+    }
+}
+
+/// `n` random G1 points in affine form (never the identity).
+pub fn random_g1(n: usize, rng: &mut impl Rng) -> Vec<G1Affine> {
+    let proj: Vec<G1Projective> = (0..n).map(|_| G1Projective::random(&mut *rng)).collect();
+    let mut out = vec![G1Affine::default(); n];
+    G1Projective::batch_normalize(&proj, &mut out);
+    out
+}
+
+/// `n` random G2 points in affine form (never the identity).
+pub fn random_g2(n: usize, rng: &mut impl Rng) -> Vec<G2Affine> {
+    let proj: Vec<G2Projective> = (0..n).map(|_| G2Projective::random(&mut *rng)).collect();
+    let mut out = vec![G2Affine::default(); n];
+    G2Projective::batch_normalize(&proj, &mut out);
+    out
+}
+
+/// Naive G1 MSM: the sum of `s_i * P_i`, one scalar multiplication at a time.
+pub fn naive_msm_g1(bases: &[G1Affine], scalars: &[Scalar]) -> G1Projective {
+    assert_eq!(bases.len(), scalars.len());
+    bases
+        .iter()
+        .zip(scalars)
+        .fold(G1Projective::identity(), |acc, (b, s)| acc + *b * s)
+}
+
+/// Naive G2 MSM: the sum of `s_i * P_i`.
+pub fn naive_msm_g2(bases: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
+    assert_eq!(bases.len(), scalars.len());
+    bases
+        .iter()
+        .zip(scalars)
+        .fold(G2Projective::identity(), |acc, (b, s)| acc + *b * s)
+}
+
+/// proptest strategy for scalars biased to edge cases.
+pub fn arb_scalar() -> impl Strategy<Value = Scalar> {
+    any::<u64>().prop_map(|seed| edge_or_random_scalar(&mut seeded_rng(seed)))
+}
+
+/// Where a term of a random linear combination points.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    /// Input `i` (0 is ONE).
+    Input(usize),
+    /// Aux `i`.
+    Aux(usize),
+}
+
+#[derive(Clone, Debug)]
+struct RandomConstraint {
+    a: Vec<(Slot, Scalar)>,
+    b: Vec<(Slot, Scalar)>,
+    /// Extra C terms besides the output variable.
+    c_extra: Vec<(Slot, Scalar)>,
+}
+
+/// A random satisfiable R1CS circuit with a fixed shape, drawn once from a seed.
+///
+/// It allocates `inputs` public inputs (besides ONE) and `witnesses` free aux values (about a third are 0 or 1),
+/// then `constraints` constraints `A * B = out + extra`, each with a fresh aux `out`.
+/// Linear combinations repeat variables (to exercise merging), use coefficients 0, 1, -1 and random ones, use ONE,
+/// and sometimes leave B empty or reference inputs in B (for the B-input density).
+/// With `break_constraint = Some(k)` the k-th circuit constraint is made unsatisfied.
+#[derive(Clone, Debug)]
+pub struct RandomCircuit {
+    input_values: Vec<Scalar>,
+    witness_values: Vec<Scalar>,
+    constraints: Vec<RandomConstraint>,
+    /// Whether values are supplied (false: shape only, as for setup).
+    pub with_values: bool,
+    /// Which circuit constraint to break, if any.
+    pub break_constraint: Option<usize>,
+}
+
+impl RandomCircuit {
+    /// Draws a circuit shape and assignment from `rng`.
+    pub fn new(inputs: usize, witnesses: usize, constraints: usize, rng: &mut impl Rng) -> Self {
+        let input_values = (0..inputs).map(|_| edge_or_random_scalar(rng)).collect();
+        let witness_values = (0..witnesses)
+            .map(|_| match rng.gen_range(0..3) {
+                0 => Scalar::ZERO,
+                1 => Scalar::ONE,
+                _ => Scalar::random(&mut *rng),
+            })
+            .collect();
+        let mut list = Vec::with_capacity(constraints);
+        for k in 0..constraints {
+            // Aux variables that exist when this constraint is made: the witnesses and earlier outputs.
+            let aux_now = witnesses + k;
+            let lc = |rng: &mut dyn rand::RngCore, max_terms: usize, inputs_allowed: bool| {
+                let n = rng.gen_range(0..=max_terms);
+                (0..n)
+                    .map(|_| {
+                        let slot = if (inputs_allowed && rng.gen_bool(0.2)) || aux_now == 0 {
+                            Slot::Input(rng.gen_range(0..=inputs))
+                        } else {
+                            Slot::Aux(rng.gen_range(0..aux_now))
+                        };
+                        let coeff = match rng.gen_range(0..10) {
+                            0 => Scalar::ZERO,
+                            1..=4 => Scalar::ONE,
+                            5 => -Scalar::ONE,
+                            _ => Scalar::random(&mut *rng),
+                        };
+                        (slot, coeff)
+                    })
+                    .collect::<Vec<_>>()
+            };
+            let a = lc(rng, 4, true);
+            let b = if rng.gen_bool(0.3) {
+                vec![]
+            } else {
+                let inputs_in_b = rng.gen_bool(0.5);
+                lc(rng, 2, inputs_in_b)
+            };
+            let c_extra = lc(rng, 2, true);
+            list.push(RandomConstraint { a, b, c_extra });
+        }
+        Self {
+            input_values,
+            witness_values,
+            constraints: list,
+            with_values: true,
+            break_constraint: None,
+        }
+    }
+
+    /// The public inputs a verifier needs (ONE excluded).
+    pub fn public_inputs(&self) -> Vec<Scalar> {
+        self.input_values.clone()
+    }
+
+    /// The same shape without values (for setup).
+    pub fn without_values(&self) -> Self {
+        Self {
+            with_values: false,
+            ..self.clone()
+        }
+    }
+}
+
+impl Circuit<Scalar> for RandomCircuit {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let known = self.with_values;
+        let value = |v: Scalar| {
+            if known {
+                Ok(v)
+            } else {
+                Err(SynthesisError::AssignmentMissing)
+            }
+        };
+        let mut inputs = vec![(CS::one(), Scalar::ONE)];
+        for (i, v) in self.input_values.iter().enumerate() {
+            let var = cs.alloc_input(|| format!("input {i}"), || value(*v))?;
+            inputs.push((var, *v));
+        }
+        let mut aux: Vec<(Variable, Scalar)> = Vec::new();
+        for (i, v) in self.witness_values.iter().enumerate() {
+            let var = cs.alloc(|| format!("witness {i}"), || value(*v))?;
+            aux.push((var, *v));
+        }
+        for (k, con) in self.constraints.iter().enumerate() {
+            let resolve = |terms: &[(Slot, Scalar)]| {
+                let mut lc = LinearCombination::zero();
+                let mut val = Scalar::ZERO;
+                for (slot, coeff) in terms {
+                    let (var, v) = match slot {
+                        Slot::Input(i) => inputs[*i],
+                        Slot::Aux(i) => aux[*i],
+                    };
+                    lc = lc + (*coeff, var);
+                    val += v * coeff;
+                }
+                (lc, val)
+            };
+            let (a, va) = resolve(&con.a);
+            let (b, vb) = resolve(&con.b);
+            let (c_extra, vc) = resolve(&con.c_extra);
+            let mut out_value = va * vb - vc;
+            if self.break_constraint == Some(k) {
+                out_value += Scalar::ONE;
+            }
+            let mut ns = cs.namespace(|| format!("constraint {k}"));
+            let out = ns.alloc(|| "out", || value(out_value))?;
+            ns.enforce(|| "a * b = out + extra", |_| a, |_| b, |_| c_extra + out);
+            aux.push((out, out_value));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bellpepper_core::test_cs::TestConstraintSystem;
+
+    #[test]
+    fn random_circuit_is_satisfied_unless_broken() {
+        let mut rng = seeded_rng(1);
+        let circuit = RandomCircuit::new(3, 10, 50, &mut rng);
+        let mut cs = TestConstraintSystem::new();
+        circuit.clone().synthesize(&mut cs).unwrap();
+        assert!(cs.is_satisfied());
+        let mut broken = circuit;
+        broken.break_constraint = Some(7);
+        let mut cs = TestConstraintSystem::new();
+        broken.synthesize(&mut cs).unwrap();
+        assert_eq!(
+            cs.which_is_unsatisfied(),
+            Some("constraint 7/a * b = out + extra")
+        );
+    }
+
+    #[test]
+    fn naive_msm_matches_scalar_multiplication() {
+        let mut rng = seeded_rng(2);
+        let bases = random_g1(3, &mut rng);
+        let scalars = [Scalar::ONE, Scalar::ZERO, Scalar::from(5u64)];
+        let expected = G1Projective::from(bases[0]) + bases[2] * Scalar::from(5u64);
+        assert_eq!(naive_msm_g1(&bases, &scalars), expected);
+    }
+}
