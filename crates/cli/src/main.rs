@@ -296,6 +296,9 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
     report.text("inputs", a.inputs.display().to_string());
     report.text("verified", "yes".into());
     report.time("total", total.elapsed());
+    if let Some(mib) = report::peak_rss_mib() {
+        report.mib("peak RSS", mib);
+    }
     report.print(a.json);
     Ok(ExitCode::SUCCESS)
 }

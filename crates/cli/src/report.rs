@@ -29,6 +29,14 @@ impl Report {
             .push((key.into(), Value::from(value), value.to_string()));
     }
 
+    pub fn mib(&mut self, key: &str, mib: f64) {
+        self.rows.push((
+            format!("{key} MiB"),
+            Value::from((mib * 10.0).round() / 10.0),
+            format!("{mib:>10.1} MiB"),
+        ));
+    }
+
     pub fn time(&mut self, key: &str, d: Duration) {
         let ms = d.as_secs_f64() * 1e3;
         self.rows.push((
@@ -49,7 +57,10 @@ impl Report {
         } else {
             let width = self.rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
             for (k, _, shown) in &self.rows {
-                let k = k.strip_suffix(" ms").unwrap_or(k);
+                let k = k
+                    .strip_suffix(" ms")
+                    .or_else(|| k.strip_suffix(" MiB"))
+                    .unwrap_or(k);
                 println!("{k:<width$}  {shown}");
             }
         }
@@ -87,4 +98,12 @@ impl Progress {
         bar.enable_steady_tick(Duration::from_millis(120));
         Spinner(bar)
     }
+}
+
+/// Peak resident set size of this process in MiB (Linux `VmHWM`), if readable.
+pub fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
 }

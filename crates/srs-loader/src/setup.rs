@@ -89,8 +89,7 @@ fn evaluate_columns(
     num_aux: usize,
 ) -> Vec<Scalar> {
     let mut out = vec![Scalar::ZERO; num_inputs + num_aux];
-    for row in 0..matrix.rows() {
-        let l = lagrange[row];
+    for (row, &l) in lagrange.iter().enumerate().take(matrix.rows()) {
         for (var, coeff) in matrix.row(row) {
             let col = match var {
                 Var::Input(i) => *i,

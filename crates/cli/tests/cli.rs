@@ -1,0 +1,104 @@
+//! The `cuzk` binary end to end: prove, verify, tampering, and clear errors.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn cuzk(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(args)
+        .env_remove("CUZK_PARAM_CACHE")
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn prove_then_verify_and_reject_tampering() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let proof = dir.path().join("proof.bin");
+    let inputs = dir.path().join("inputs.json");
+    let args = [
+        "prove",
+        "--blocks",
+        "1",
+        "--cache-dir",
+        s(&cache),
+        "--proof",
+        s(&proof),
+        "--inputs",
+        s(&inputs),
+        "--json",
+    ];
+    let out = cuzk(&args);
+    assert!(out.status.success(), "{}", text(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["verified"], "yes");
+    assert!(summary["constraints"].as_u64().unwrap() > 20_000);
+    let params = cache.join("sha256-1blk-v1.params");
+    assert_eq!(summary["params"], s(&params));
+    assert_eq!(std::fs::metadata(&proof).unwrap().len(), 192);
+
+    // A second proof reuses the cached parameters.
+    let out = cuzk(&args);
+    assert!(out.status.success(), "{}", text(&out));
+    let again: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(again.get("setup_(first_use)_ms").is_none(), "{again}");
+
+    let verify = [
+        "verify",
+        "--params",
+        s(&params),
+        "--proof",
+        s(&proof),
+        "--inputs",
+        s(&inputs),
+    ];
+    let out = cuzk(&verify);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("valid") && text(&out).contains("yes"));
+
+    // A changed byte in C: either undecodable (exit 2) or invalid (exit 1), never accepted.
+    let mut bytes = std::fs::read(&proof).unwrap();
+    bytes[150] ^= 1;
+    std::fs::write(&proof, &bytes).unwrap();
+    let out = cuzk(&verify);
+    assert!(!out.status.success(), "{}", text(&out));
+
+    // Wrong input count is named.
+    std::fs::write(&inputs, "[]").unwrap();
+    let out = cuzk(&verify);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("0 public inputs"), "{}", text(&out));
+}
+
+#[test]
+fn missing_params_file_is_a_clear_error() {
+    let out = cuzk(&[
+        "prove",
+        "--blocks",
+        "1",
+        "--params",
+        "/nonexistent/p.params",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("does not exist; create it with `cuzk setup"),
+        "{}",
+        text(&out)
+    );
+    let out = cuzk(&["prove", "--blocks", "0"]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("out of range"), "{}", text(&out));
+}
