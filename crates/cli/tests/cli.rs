@@ -70,11 +70,13 @@ fn prove_then_verify_and_reject_tampering() {
     assert!(text(&out).contains("valid") && text(&out).contains("yes"));
 
     // A changed byte in C: either undecodable (exit 2) or invalid (exit 1), never accepted.
-    let mut bytes = std::fs::read(&proof).unwrap();
+    let good = std::fs::read(&proof).unwrap();
+    let mut bytes = good.clone();
     bytes[150] ^= 1;
     std::fs::write(&proof, &bytes).unwrap();
     let out = cuzk(&verify);
     assert!(!out.status.success(), "{}", text(&out));
+    std::fs::write(&proof, &good).unwrap();
 
     // Wrong input count is named.
     std::fs::write(&inputs, "[]").unwrap();
