@@ -1,11 +1,25 @@
 //! `cargo xtask`: the project's own automation.
 //!
 //! Subcommands:
-//! - `ci`: exactly what `.ci/run` runs (format check, clippy with warnings denied, the README's test command).
+//! - `ci`: exactly what `.ci/run` runs.
+//! - `cuda-toolchain`: installs the pinned CUDA toolchain (from the Python package index) into `target/cuda-toolchain` and prints the `NVCC` to export.
+//! - `bindgen`: regenerates each CUDA crate's `src/ffi.rs` from its C header (needs libclang); a test in each crate checks the committed file against the header's hash.
 
+mod bindings;
+
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
+
+/// The CUDA release the GPU machine's driver supports, pinned exactly (see shared DEVICE.md).
+const CUDA_PACKAGES: &[&str] = &[
+    "nvidia-cuda-nvcc==13.0.88",
+    "nvidia-cuda-runtime==13.0.96",
+    "nvidia-cuda-crt==13.0.88",
+    "nvidia-cuda-cccl==13.0.85",
+    "nvidia-nvvm==13.0.88",
+];
 
 fn run(program: &str, args: &[&str]) -> Result<()> {
     eprintln!("$ {program} {}", args.join(" "));
@@ -19,13 +33,50 @@ fn run(program: &str, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace root")
+        .to_owned()
+}
+
+/// Installs the toolchain into a virtual environment under target/ and returns the nvcc path.
+fn cuda_toolchain() -> Result<PathBuf> {
+    let venv = workspace_root().join("target/cuda-toolchain");
+    let find = |venv: &Path| -> Option<PathBuf> {
+        let lib = venv.join("lib");
+        std::fs::read_dir(&lib).ok()?.flatten().find_map(|py| {
+            let nvcc = py.path().join("site-packages/nvidia/cu13/bin/nvcc");
+            nvcc.is_file().then_some(nvcc)
+        })
+    };
+    if find(&venv).is_none() {
+        let v = venv.to_str().context("non-UTF-8 path")?;
+        run("python3", &["-m", "venv", v])?;
+        let pip = venv.join("bin/pip");
+        let mut args = vec!["install", "-q"];
+        args.extend_from_slice(CUDA_PACKAGES);
+        run(pip.to_str().context("non-UTF-8 path")?, &args)?;
+    }
+    find(&venv).context(
+        "the toolchain installed, but nvcc is not where the nvidia-cuda-nvcc package puts it",
+    )
+}
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("ci") => run("bash", &[".ci/run"]),
+        Some("cuda-toolchain") => {
+            let nvcc = cuda_toolchain()?;
+            eprintln!("CUDA toolchain ready. Use it with:");
+            println!("export NVCC={}", nvcc.display());
+            Ok(())
+        }
+        Some("bindgen") => bindings::generate_all(&workspace_root()),
         _ => {
             eprintln!(
-                "usage: cargo xtask <command>\n\ncommands:\n  ci    run what CI runs (.ci/run)"
+                "usage: cargo xtask <command>\n\ncommands:\n  ci              run what CI runs (.ci/run)\n  cuda-toolchain  install the pinned CUDA toolchain into target/ and print NVCC\n  bindgen         regenerate the CUDA crates' src/ffi.rs from their C headers"
             );
             std::process::exit(2)
         }

@@ -1,5 +1,6 @@
 //! `cuzk`: a Groth16 prover for BLS12-381, compatible with bellperson and Filecoin.
 
+mod bench;
 mod cache;
 mod inputs;
 mod report;
@@ -44,6 +45,9 @@ enum Command {
     Prove(ProveArgs),
     /// Verify a proof against a parameter file's verifying key and public inputs.
     Verify(VerifyArgs),
+    /// Measure: GPU kernels beside the card's ceilings.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -146,6 +150,7 @@ fn main() -> ExitCode {
         Command::Setup(a) => cmd_setup(a),
         Command::Prove(a) => cmd_prove(a),
         Command::Verify(a) => cmd_verify(a),
+        Command::Bench(b) => bench::run(b).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

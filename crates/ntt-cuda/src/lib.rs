@@ -1,9 +1,16 @@
 //! NTT over the BLS12-381 scalar field, and the Groth16 H polynomial.
 //!
-//! This is the CPU implementation: the reference every GPU kernel is checked against, and the fallback on machines without a GPU.
+//! The CPU implementation here is the reference every GPU kernel is checked against, and the fallback on machines without a GPU:
 //! [`Domain`] holds a radix-2 evaluation domain with its twiddles; [`h_polynomial`] computes h from a, b and c exactly as bellperson does.
+//! [`gpu`] runs the same transforms on a CUDA device, with twiddles resident per domain; without CUDA its entry points return [`Error::NoDevice`].
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
+
+pub mod gpu;
+
+#[cfg(has_cuda)]
+#[allow(missing_debug_implementations)]
+mod ffi;
 
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
@@ -12,6 +19,17 @@ use rayon::prelude::*;
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum Error {
+    /// No GPU to run on: the build has no kernels, no device is present, or `CUZK_NO_GPU=1`.
+    #[error("no GPU: {0}")]
+    NoDevice(String),
+    /// A CUDA call failed.
+    #[error("CUDA error {code}: {message}")]
+    Cuda {
+        /// The CUDA error code.
+        code: i32,
+        /// What failed, from the device side.
+        message: String,
+    },
     /// The field has roots of unity of order up to 2^32 only.
     #[error("an NTT domain of 2^{log_n} points exceeds the field's 2^{max} roots of unity")]
     DomainTooLarge {

@@ -261,3 +261,26 @@ mod tests {
         assert_eq!(naive_msm_g1(&bases, &scalars), expected);
     }
 }
+
+/// Whether a GPU test should run: `Ok(device name)` runs it; an error skips it with a printed reason,
+/// unless `CUZK_REQUIRE_GPU=1`, where it fails the test instead.
+///
+/// # Panics
+/// When no GPU is available and `CUZK_REQUIRE_GPU=1`.
+pub fn gpu_or_skip<E: std::fmt::Display>(test: &str, available: Result<String, E>) -> bool {
+    match available {
+        Ok(name) => {
+            eprintln!("{test}: running on {name}");
+            true
+        }
+        Err(e) if std::env::var("CUZK_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            panic!("{test}: CUZK_REQUIRE_GPU=1 but no GPU is usable: {e}")
+        }
+        Err(e) => {
+            eprintln!(
+                "{test}: SKIPPED, no GPU: {e} (set CUZK_REQUIRE_GPU=1 to make this a failure)"
+            );
+            false
+        }
+    }
+}

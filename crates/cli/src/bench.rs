@@ -1,0 +1,137 @@
+//! `cuzk bench ...`: measurements on this machine, printed beside the card's measured ceilings.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use blstrs::Scalar;
+use clap::{Args, Subcommand};
+use ntt_cuda::gpu::{self, DeviceScalars, GpuDomain, Stream};
+
+use crate::report::Report;
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// GPU NTT and H polynomial: forward NTT times (kernels only, data on the device) and H times, beside the card's copy and multiply ceilings.
+    Ntt(NttArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct NttArgs {
+    /// log2 sizes of the forward NTT.
+    #[arg(long, value_delimiter = ',', default_value = "20,24,26,27")]
+    sizes: Vec<u32>,
+    /// log2 sizes of the H polynomial (a, b, c already on the device).
+    #[arg(long, value_delimiter = ',', default_value = "24,27")]
+    h_sizes: Vec<u32>,
+    /// Timed repetitions per case (after one warm-up); the median is reported.
+    #[arg(long, default_value_t = 10)]
+    iterations: u32,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(cmd: BenchCommand) -> Result<()> {
+    match cmd {
+        BenchCommand::Ntt(a) => ntt(a),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(|a, b| a.total_cmp(b));
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+/// Distinct non-zero pseudo-random scalars (never time on zeros).
+fn fill(n: usize, seed: u64) -> Vec<Scalar> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            Scalar::from(x) * Scalar::from(x.rotate_left(32) | 1)
+        })
+        .collect()
+}
+
+fn ntt(a: NttArgs) -> Result<()> {
+    let device = gpu::device().context("cuzk bench ntt needs a GPU")?;
+    let mut report = Report::new("bench ntt");
+    report.text("device", device);
+    let (copy_bw, imad) = gpu::ceilings(1 << 30).context("measuring ceilings")?;
+    report.text(
+        "ceiling: device copy",
+        format!("{:.2} TB/s (read + write, 1 GiB buffers)", copy_bw / 1e12),
+    );
+    report.text("ceiling: 32-bit IMAD", format!("{:.2}e12 /s", imad / 1e12));
+    for &log_n in &a.sizes {
+        let n = 1usize << log_n;
+        let domain = GpuDomain::new(log_n)?;
+        let stream = Stream::new()?;
+        let mut d = DeviceScalars::from_host_padded(&fill(n, log_n as u64), n, &stream)?;
+        stream.synchronize()?;
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            times.push(domain.time_forward(&mut d, a.iterations.max(1))?);
+        }
+        let (med, lo, hi) = median(times);
+        // Floors: each pass of up to 10 stages reads and writes every scalar once; each butterfly is one Montgomery
+        // product of at least 128 32-bit multiply-adds (8x8 limb products for a*b and for m*p).
+        let passes = log_n.div_ceil(10) as f64;
+        let mem_floor_ms = passes * 2.0 * 32.0 * n as f64 / copy_bw * 1e3;
+        let mul_floor_ms = (n as f64 / 2.0) * log_n as f64 * 128.0 / imad * 1e3;
+        report.text(
+            &format!("forward NTT 2^{log_n}"),
+            format!(
+                "{med:.3} ms (median of 3 medians of {} runs; min {lo:.3}, max {hi:.3}); floors: memory {mem_floor_ms:.3} ms, multiply {mul_floor_ms:.3} ms",
+                a.iterations
+            ),
+        );
+    }
+    for &log_n in &a.h_sizes {
+        let n = 1usize << log_n;
+        let domain = GpuDomain::new(log_n)?;
+        let streams = [Stream::new()?, Stream::new()?, Stream::new()?];
+        let mut da = DeviceScalars::from_host_padded(&fill(n, 1), n, &streams[0])?;
+        let mut db = DeviceScalars::from_host_padded(&fill(n, 2), n, &streams[1])?;
+        let mut dc = DeviceScalars::from_host_padded(&fill(n, 3), n, &streams[2])?;
+        for s in &streams {
+            s.synchronize()?;
+        }
+        let mut times = Vec::new();
+        for i in 0..=a.iterations {
+            let t = Instant::now();
+            domain.h_polynomial(
+                &mut da,
+                &mut db,
+                &mut dc,
+                [&streams[0], &streams[1], &streams[2]],
+            )?;
+            streams[0].synchronize()?;
+            if i > 0 {
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        let (med, lo, hi) = median(times);
+        let mem_floor_ms = 7.0 * log_n.div_ceil(10) as f64 * 2.0 * 32.0 * n as f64 / copy_bw * 1e3;
+        report.text(
+            &format!("H polynomial 2^{log_n} (on device)"),
+            format!("{med:.2} ms (median of {}; min {lo:.2}, max {hi:.2}); memory floor of the 7 NTTs {mem_floor_ms:.2} ms", a.iterations),
+        );
+        // Host to device and back, pageable memory, as a prover without pinned buffers sees it.
+        let host = fill(n, 4);
+        let t = Instant::now();
+        let h = gpu::h_polynomial_gpu(&domain, &host, &host, &host)?;
+        report.text(
+            &format!("H polynomial 2^{log_n} (from host, pageable)"),
+            format!(
+                "{:.2} ms (one run, uploads and download included)",
+                t.elapsed().as_secs_f64() * 1e3
+            ),
+        );
+        drop(h);
+    }
+    report.print(a.json);
+    Ok(())
+}

@@ -1,0 +1,6 @@
+fn main() {
+    cuda_build::Kernels::new("ntt_cuda_kernels")
+        .source("cuda/ntt.cu")
+        .header("cuda/ntt.h")
+        .build();
+}
