@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use circuits::Sha256Circuit;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use groth16_pipeline::{prepare_verifying_key, prove, verify_proof, Proof};
+use groth16_pipeline::{
+    prepare_verifying_key, prove_with, verify_proof, HBackend, Proof, ProverOptions,
+};
 use r1cs_synth::{synthesize, SynthesisOptions};
 use rand::rngs::OsRng;
 use srs_loader::{read_params, read_verifying_key, ReadOptions};
@@ -111,6 +113,9 @@ struct ProveArgs {
     /// Skip the subgroup check when reading parameters (only for files you trust).
     #[arg(long)]
     trust_params: bool,
+    /// Where the H polynomial runs: auto (GPU if usable), cpu, gpu, or check (both, compared; a debug switch).
+    #[arg(long, env = "CUZK_H_BACKEND", default_value = "auto")]
+    h_backend: HBackend,
     /// Print a JSON summary on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -274,12 +279,16 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
     report.time("load params", t.elapsed());
     spinner.finish();
 
-    let spinner = progress.spinner("proving on the CPU".into());
-    let (proof, timings) = prove(&params, vec![pa], &mut OsRng)
+    let spinner = progress.spinner("proving".into());
+    let opts = ProverOptions {
+        h_backend: a.h_backend,
+    };
+    let (proof, timings) = prove_with(&params, vec![pa], &mut OsRng, &opts)
         .context("proving failed")?
         .pop()
         .expect("one proof per circuit");
     spinner.finish();
+    report.text("H backend", timings.h_backend.into());
     report.time("H polynomial", timings.h_poly);
     report.time("MSM H", timings.msm_h);
     report.time("MSM L", timings.msm_l);

@@ -2,7 +2,7 @@
 //!
 //! [`prove`] turns synthesized circuits ([`r1cs_synth::ProvingAssignment`]) and [`srs_loader::Parameters`] into proofs, with bellperson's formulas: H polynomial, the H, L, A, B_G1 and B_G2 MSMs, fresh randomizers r and s per proof.
 //! [`Proof`] is bellperson's 192-byte compressed encoding; [`PreparedVerifyingKey`] and [`verify_proof`] check it.
-//! Today's backend is the CPU (this crate's reference and the fallback without a GPU).
+//! MSMs run on the CPU today; the H polynomial runs on the GPU when one is usable ([`HBackend`]), and `CUZK_H_BACKEND=check` computes it on both and compares.
 
 #![forbid(unsafe_code)]
 
@@ -11,7 +11,9 @@ mod prover;
 mod verifier;
 
 pub use proof::{Proof, PROOF_BYTES};
-pub use prover::{prove, prove_one_with_randomness, ProofTimings};
+pub use prover::{
+    prove, prove_one_with_randomness, prove_with, HBackend, ProofTimings, ProverOptions,
+};
 pub use verifier::{prepare_verifying_key, verify_proof, PreparedVerifyingKey};
 
 /// Errors of this crate.
@@ -37,6 +39,14 @@ pub enum Error {
         /// The MSM's error.
         #[source]
         source: msm_cuda::Error,
+    },
+    /// The CPU and GPU results of a stage differ (the dual check found a bug).
+    #[error("dual check: CPU and GPU differ in the {stage} at element {index}")]
+    DualCheck {
+        /// Which stage.
+        stage: &'static str,
+        /// First differing element.
+        index: usize,
     },
     /// Proof bytes of the wrong length.
     #[error(

@@ -12,9 +12,65 @@ use srs_loader::Parameters;
 
 use crate::{Error, Proof, Result};
 
+/// Where the H polynomial is computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HBackend {
+    /// The GPU when one is usable and the domain is at least 2^[`GPU_H_MIN_LOG2`], else the CPU.
+    #[default]
+    Auto,
+    /// Always the CPU.
+    Cpu,
+    /// Always the GPU; an error without one.
+    Gpu,
+    /// Both, compared element by element: a debug switch that fails the proof on any difference.
+    Check,
+}
+
+impl HBackend {
+    /// From `CUZK_H_BACKEND` (auto, cpu, gpu, check); auto when unset.
+    ///
+    /// # Errors
+    /// An unknown value, named.
+    pub fn from_env() -> std::result::Result<Self, String> {
+        match std::env::var("CUZK_H_BACKEND") {
+            Err(_) => Ok(HBackend::Auto),
+            Ok(v) => v.parse(),
+        }
+    }
+}
+
+impl std::str::FromStr for HBackend {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(HBackend::Auto),
+            "cpu" => Ok(HBackend::Cpu),
+            "gpu" => Ok(HBackend::Gpu),
+            "check" => Ok(HBackend::Check),
+            other => Err(format!(
+                "unknown H backend {other:?}: expected auto, cpu, gpu or check"
+            )),
+        }
+    }
+}
+
+/// Below 2^18 constraints [`HBackend::Auto`] keeps H on the CPU: measured on the H200 host (2026-11-30), H of a 2^16
+/// domain took 25 ms on its 16 cores against 245 ms through the GPU in a fresh process (context start-up, allocations,
+/// uploads), while at 2^20 the CPU takes 464 ms and the GPU kernels 4.4 ms.
+pub const GPU_H_MIN_LOG2: u32 = 18;
+
+/// How to prove.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProverOptions {
+    /// Where the H polynomial runs.
+    pub h_backend: HBackend,
+}
+
 /// Where the time of one proof went.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ProofTimings {
+    /// Which backend computed H: "cpu", "gpu" or "cpu+gpu" (checked).
+    pub h_backend: &'static str,
     /// H polynomial (three inverse NTTs, three coset NTTs, pointwise, one inverse coset NTT).
     pub h_poly: Duration,
     /// H MSM.
@@ -73,6 +129,19 @@ pub fn prove(
     assignments: Vec<ProvingAssignment>,
     rng: &mut impl RngCore,
 ) -> Result<Vec<(Proof, ProofTimings)>> {
+    prove_with(params, assignments, rng, &ProverOptions::default())
+}
+
+/// As [`prove`], with options.
+///
+/// # Errors
+/// As [`prove`]; with [`HBackend::Gpu`], [`Error::Ntt`] without a GPU; with [`HBackend::Check`], [`Error::DualCheck`] on a difference.
+pub fn prove_with(
+    params: &Parameters,
+    assignments: Vec<ProvingAssignment>,
+    rng: &mut impl RngCore,
+    opts: &ProverOptions,
+) -> Result<Vec<(Proof, ProofTimings)>> {
     params
         .check_consistent()
         .map_err(|source| Error::Params { circuit: 0, source })?;
@@ -86,7 +155,7 @@ pub fn prove(
         .map(|pa| {
             let r = Scalar::random(&mut *rng);
             let s = Scalar::random(&mut *rng);
-            prove_checked(params, pa, r, s)
+            prove_checked(params, pa, r, s, opts)
         })
         .collect()
 }
@@ -100,6 +169,7 @@ pub fn prove_one_with_randomness(
     pa: ProvingAssignment,
     r: Scalar,
     s: Scalar,
+    opts: &ProverOptions,
 ) -> Result<(Proof, ProofTimings)> {
     params
         .check_consistent()
@@ -107,7 +177,42 @@ pub fn prove_one_with_randomness(
     params
         .check_matches(&pa)
         .map_err(|source| Error::Params { circuit: 0, source })?;
-    prove_checked(params, pa, r, s)
+    prove_checked(params, pa, r, s, opts)
+}
+
+/// The H polynomial on the chosen backend.
+fn h_poly(
+    a: Vec<Scalar>,
+    b: Vec<Scalar>,
+    c: Vec<Scalar>,
+    backend: HBackend,
+) -> Result<(Vec<Scalar>, &'static str)> {
+    let gpu = |a: &[Scalar], b: &[Scalar], c: &[Scalar]| -> Result<Vec<Scalar>> {
+        let log_n = ntt_cuda::Domain::for_len(a.len())?.log_size();
+        let domain = ntt_cuda::gpu::GpuDomain::shared(log_n)?;
+        Ok(ntt_cuda::gpu::h_polynomial_gpu(&domain, a, b, c)?)
+    };
+    match backend {
+        HBackend::Cpu => Ok((ntt_cuda::h_polynomial(a, b, c)?, "cpu")),
+        HBackend::Gpu => Ok((gpu(&a, &b, &c)?, "gpu")),
+        HBackend::Auto if a.len() >= 1 << GPU_H_MIN_LOG2 && ntt_cuda::gpu::device().is_ok() => {
+            Ok((gpu(&a, &b, &c)?, "gpu"))
+        }
+        HBackend::Auto => Ok((ntt_cuda::h_polynomial(a, b, c)?, "cpu")),
+        HBackend::Check => {
+            let on_gpu = gpu(&a, &b, &c)?;
+            let on_cpu = ntt_cuda::h_polynomial(a, b, c)?;
+            let first_difference =
+                (0..on_cpu.len().max(on_gpu.len())).find(|&i| on_cpu.get(i) != on_gpu.get(i));
+            if let Some(index) = first_difference {
+                return Err(Error::DualCheck {
+                    stage: "H polynomial",
+                    index,
+                });
+            }
+            Ok((on_cpu, "cpu+gpu"))
+        }
+    }
 }
 
 fn prove_checked(
@@ -115,6 +220,7 @@ fn prove_checked(
     pa: ProvingAssignment,
     r: Scalar,
     s: Scalar,
+    opts: &ProverOptions,
 ) -> Result<(Proof, ProofTimings)> {
     let mut t = ProofTimings::default();
     let ProvingAssignment {
@@ -128,7 +234,8 @@ fn prove_checked(
         b_aux_density,
         ..
     } = pa;
-    let h = timed(&mut t.h_poly, || ntt_cuda::h_polynomial(a, b, c))?;
+    let (h, h_backend) = timed(&mut t.h_poly, || h_poly(a, b, c, opts.h_backend))?;
+    t.h_backend = h_backend;
     let h_msm = timed(&mut t.msm_h, || msm_cuda::msm_g1(&params.h, &h)).map_err(msm_err("H"))?;
     drop(h);
     let l_msm = timed(&mut t.msm_l, || msm_cuda::msm_g1(&params.l, &aux)).map_err(msm_err("L"))?;

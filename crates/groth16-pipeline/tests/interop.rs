@@ -6,7 +6,8 @@ use blstrs::{Bls12, Scalar};
 use circuits::Sha256Circuit;
 use ff::Field;
 use groth16_pipeline::{
-    prepare_verifying_key, prove, prove_one_with_randomness, verify_proof, Proof, PROOF_BYTES,
+    prepare_verifying_key, prove, prove_one_with_randomness, verify_proof, Proof, ProverOptions,
+    PROOF_BYTES,
 };
 use r1cs_synth::{synthesize, SynthesisOptions};
 use srs_loader::{Parameters, ReadOptions};
@@ -47,7 +48,7 @@ fn same_proof_as_bellperson<C: Circuit<Scalar> + Clone + Send>(
         },
     )
     .unwrap();
-    let (proof, _) = prove_one_with_randomness(&ours, pa, r, s).unwrap();
+    let (proof, _) = prove_one_with_randomness(&ours, pa, r, s, &ProverOptions::default()).unwrap();
     let expected = bp::create_proof::<Bls12, _, _>(full, &theirs, r, s).unwrap();
     assert_eq!(
         proof.to_bytes(),

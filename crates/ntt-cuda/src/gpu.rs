@@ -241,6 +241,8 @@ mod imp {
             self.cpu.log_size()
         }
 
+        // The arguments mirror the C entry point one to one; a builder would hide nothing.
+        #[allow(clippy::too_many_arguments)]
         pub fn ntt(
             &self,
             data: &mut DeviceScalars,
@@ -470,6 +472,29 @@ mod imp {
 
 pub use imp::{DeviceScalars, GpuDomain, Stream};
 
+impl GpuDomain {
+    /// The process-wide domain of 2^log_n points, created on first use and kept (its twiddles stay on the device,
+    /// n scalars in all: 4 GiB for 2^27) so that every proof of a size reuses them.
+    ///
+    /// # Errors
+    /// [`Error::NoDevice`] or a CUDA error from creating it.
+    pub fn shared(log_n: u32) -> Result<std::sync::Arc<GpuDomain>> {
+        use std::collections::HashMap;
+        use std::sync::{Arc, Mutex, OnceLock};
+        static CACHE: OnceLock<Mutex<HashMap<u32, Arc<GpuDomain>>>> = OnceLock::new();
+        let mut map = CACHE
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = map.get(&log_n) {
+            return Ok(Arc::clone(d));
+        }
+        let d = Arc::new(GpuDomain::new(log_n)?);
+        map.insert(log_n, Arc::clone(&d));
+        Ok(d)
+    }
+}
+
 /// The GPU in use (its name), or [`Error::NoDevice`] with the reason.
 ///
 /// # Errors
@@ -582,8 +607,7 @@ pub fn h_polynomial_on_device(
         &mut dc,
         [&streams[0], &streams[1], &streams[2]],
     )?;
-    let [s0, s1, s2] = streams;
-    // b and c are freed once their work is done (cudaFree waits); their streams can go.
-    drop((db, dc, s1, s2));
+    // b, c and the other two streams are released on return; cudaFree waits for their pending work.
+    let [s0, _, _] = streams;
     Ok((da, s0))
 }

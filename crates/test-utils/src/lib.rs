@@ -101,6 +101,7 @@ struct RandomConstraint {
 /// then `constraints` constraints `A * B = out + extra`, each with a fresh aux `out`.
 /// Linear combinations repeat variables (to exercise merging), use coefficients 0, 1, -1 and random ones, use ONE,
 /// and sometimes leave B empty or reference inputs in B (for the B-input density).
+/// Every witness appears in some constraint (when there is at least one constraint), so parameters can be generated.
 /// With `break_constraint = Some(k)` the k-th circuit constraint is made unsatisfied.
 #[derive(Clone, Debug)]
 pub struct RandomCircuit {
@@ -156,6 +157,31 @@ impl RandomCircuit {
             };
             let c_extra = lc(rng, 2, true);
             list.push(RandomConstraint { a, b, c_extra });
+        }
+        // Every witness must appear in some constraint with a non-zero coefficient: an unconstrained variable makes
+        // parameter generation fail (bellperson: UnconstrainedVariable), so tie each unused one into a C.
+        // Coefficients are summed per linear combination first, as bellpepper merges repeated variables.
+        let mut used = vec![false; witnesses];
+        for con in &list {
+            for lc in [&con.a, &con.b, &con.c_extra] {
+                let mut sums = std::collections::BTreeMap::new();
+                for (slot, coeff) in lc.iter() {
+                    if let Slot::Aux(i) = slot {
+                        *sums.entry(*i).or_insert(Scalar::ZERO) += coeff;
+                    }
+                }
+                for (i, sum) in sums {
+                    if i < witnesses && !bool::from(sum.is_zero()) {
+                        used[i] = true;
+                    }
+                }
+            }
+        }
+        for (w, _) in used.iter().enumerate().filter(|(_, u)| !**u) {
+            if !list.is_empty() {
+                let k = w % list.len();
+                list[k].c_extra.push((Slot::Aux(w), Scalar::ONE));
+            }
         }
         Self {
             input_values,
@@ -230,6 +256,29 @@ impl Circuit<Scalar> for RandomCircuit {
     }
 }
 
+/// Whether a GPU test should run: `Ok(device name)` runs it; an error skips it with a printed reason,
+/// unless `CUZK_REQUIRE_GPU=1`, where it fails the test instead.
+///
+/// # Panics
+/// When no GPU is available and `CUZK_REQUIRE_GPU=1`.
+pub fn gpu_or_skip<E: std::fmt::Display>(test: &str, available: Result<String, E>) -> bool {
+    match available {
+        Ok(name) => {
+            eprintln!("{test}: running on {name}");
+            true
+        }
+        Err(e) if std::env::var("CUZK_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            panic!("{test}: CUZK_REQUIRE_GPU=1 but no GPU is usable: {e}")
+        }
+        Err(e) => {
+            eprintln!(
+                "{test}: SKIPPED, no GPU: {e} (set CUZK_REQUIRE_GPU=1 to make this a failure)"
+            );
+            false
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,28 +308,5 @@ mod tests {
         let scalars = [Scalar::ONE, Scalar::ZERO, Scalar::from(5u64)];
         let expected = G1Projective::from(bases[0]) + bases[2] * Scalar::from(5u64);
         assert_eq!(naive_msm_g1(&bases, &scalars), expected);
-    }
-}
-
-/// Whether a GPU test should run: `Ok(device name)` runs it; an error skips it with a printed reason,
-/// unless `CUZK_REQUIRE_GPU=1`, where it fails the test instead.
-///
-/// # Panics
-/// When no GPU is available and `CUZK_REQUIRE_GPU=1`.
-pub fn gpu_or_skip<E: std::fmt::Display>(test: &str, available: Result<String, E>) -> bool {
-    match available {
-        Ok(name) => {
-            eprintln!("{test}: running on {name}");
-            true
-        }
-        Err(e) if std::env::var("CUZK_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
-            panic!("{test}: CUZK_REQUIRE_GPU=1 but no GPU is usable: {e}")
-        }
-        Err(e) => {
-            eprintln!(
-                "{test}: SKIPPED, no GPU: {e} (set CUZK_REQUIRE_GPU=1 to make this a failure)"
-            );
-            false
-        }
     }
 }

@@ -1,0 +1,72 @@
+//! H on the GPU inside CPU proofs: the dual check passes, and GPU-H proofs equal CPU-H proofs byte for byte.
+//! Skipped with a printed reason without a GPU; failing instead when CUZK_REQUIRE_GPU=1.
+
+use blstrs::Scalar;
+use circuits::Sha256Circuit;
+use ff::Field;
+use groth16_pipeline::{
+    prepare_verifying_key, prove_one_with_randomness, prove_with, verify_proof, HBackend,
+    ProverOptions,
+};
+use r1cs_synth::{synthesize, SynthesisOptions};
+use test_utils::{fresh_rng, gpu_or_skip, RandomCircuit};
+
+/// A way to synthesize a fresh assignment, its parameters, and its public inputs.
+type Case = (
+    Box<dyn Fn() -> r1cs_synth::ProvingAssignment>,
+    srs_loader::Parameters,
+    Vec<Scalar>,
+);
+
+#[test]
+fn gpu_h_proofs_equal_cpu_h_proofs_and_verify() {
+    if !gpu_or_skip(
+        "gpu_h_proofs_equal_cpu_h_proofs_and_verify",
+        ntt_cuda::gpu::device(),
+    ) {
+        return;
+    }
+    let mut rng = fresh_rng("gpu_h_proofs_equal_cpu_h_proofs_and_verify");
+    let random = RandomCircuit::new(3, 20, 500, &mut rng);
+    let sha = Sha256Circuit::random(1, &mut rng);
+    let cases: Vec<Case> = vec![
+        (
+            Box::new({
+                let c = random.clone();
+                move || synthesize(c.clone(), &SynthesisOptions::default()).unwrap()
+            }),
+            srs_loader::setup(random.without_values(), &mut rng).unwrap(),
+            random.public_inputs(),
+        ),
+        (
+            Box::new({
+                let c = sha.clone();
+                move || synthesize(c.clone(), &SynthesisOptions::default()).unwrap()
+            }),
+            srs_loader::setup(Sha256Circuit::blank(1), &mut rng).unwrap(),
+            sha.public_inputs().unwrap(),
+        ),
+    ];
+    for (i, (synth, params, inputs)) in cases.iter().enumerate() {
+        let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+        let opts = |h_backend| ProverOptions { h_backend };
+        let (cpu, tc) =
+            prove_one_with_randomness(params, synth(), r, s, &opts(HBackend::Cpu)).unwrap();
+        let (gpu, tg) =
+            prove_one_with_randomness(params, synth(), r, s, &opts(HBackend::Gpu)).unwrap();
+        assert_eq!((tc.h_backend, tg.h_backend), ("cpu", "gpu"));
+        assert_eq!(
+            cpu.to_bytes(),
+            gpu.to_bytes(),
+            "case {i}: GPU H changed the proof"
+        );
+        let checked = prove_with(params, vec![synth()], &mut rng, &opts(HBackend::Check)).unwrap();
+        assert_eq!(checked[0].1.h_backend, "cpu+gpu");
+        let pvk = prepare_verifying_key(&params.vk);
+        assert!(verify_proof(&pvk, &gpu, inputs).unwrap(), "case {i}");
+        assert!(
+            verify_proof(&pvk, &checked[0].0, inputs).unwrap(),
+            "case {i}"
+        );
+    }
+}
