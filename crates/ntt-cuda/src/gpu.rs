@@ -575,20 +575,7 @@ pub fn h_polynomial_on_device(
     b: &[Scalar],
     c: &[Scalar],
 ) -> Result<(DeviceScalars, Stream)> {
-    if b.len() != a.len() {
-        return Err(Error::LengthMismatch {
-            what: "b",
-            got: b.len(),
-            expected: a.len(),
-        });
-    }
-    if c.len() != a.len() {
-        return Err(Error::LengthMismatch {
-            what: "c",
-            got: c.len(),
-            expected: a.len(),
-        });
-    }
+    crate::check_abc_lengths(a, b, c)?;
     let n = domain.size();
     if a.len() > n {
         return Err(Error::LengthMismatch {

@@ -211,7 +211,8 @@ fn scale(v: &mut [Scalar], s: Scalar) {
     v.par_iter_mut().with_min_len(1024).for_each(|x| *x *= s);
 }
 
-fn bit_reverse(v: &mut [Scalar]) {
+/// Permutes `v` (of power-of-two length) into bit-reversed order; its own inverse.
+pub fn bit_reverse(v: &mut [Scalar]) {
     let n = v.len();
     let log_n = n.trailing_zeros();
     if log_n == 0 {
@@ -267,6 +268,20 @@ fn radix2(v: &mut [Scalar], tw: &[Scalar]) {
     }
 }
 
+/// a, b and c must have one length.
+pub(crate) fn check_abc_lengths(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<()> {
+    for (what, v) in [("b", b), ("c", c)] {
+        if v.len() != a.len() {
+            return Err(Error::LengthMismatch {
+                what,
+                got: v.len(),
+                expected: a.len(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The coset generator bellperson uses: the field's multiplicative generator.
 pub fn coset_generator() -> Scalar {
     Scalar::MULTIPLICATIVE_GENERATOR
@@ -280,20 +295,7 @@ pub fn coset_generator() -> Scalar {
 /// # Errors
 /// [`Error::LengthMismatch`] if the three lengths differ; [`Error::DomainTooLarge`] above 2^32.
 pub fn h_polynomial(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
-    if b.len() != a.len() {
-        return Err(Error::LengthMismatch {
-            what: "b",
-            got: b.len(),
-            expected: a.len(),
-        });
-    }
-    if c.len() != a.len() {
-        return Err(Error::LengthMismatch {
-            what: "c",
-            got: c.len(),
-            expected: a.len(),
-        });
-    }
+    check_abc_lengths(&a, &b, &c)?;
     let domain = Domain::for_len(a.len())?;
     let g = coset_generator();
     let to_coset = |mut v: Vec<Scalar>| -> Result<Vec<Scalar>> {

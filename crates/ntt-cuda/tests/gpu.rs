@@ -5,23 +5,9 @@
 use blstrs::Scalar;
 use ff::Field;
 use ntt_cuda::gpu::{self, DeviceScalars, Direction, FrOp, GpuDomain, Order, Stream};
-use ntt_cuda::{coset_generator, h_polynomial, Domain};
+use ntt_cuda::{bit_reverse, coset_generator, h_polynomial, Domain};
 use rand::Rng;
 use test_utils::{edge_or_random_scalar, fresh_rng, gpu_or_skip};
-
-fn bit_reverse(v: &mut [Scalar]) {
-    let n = v.len();
-    let bits = n.trailing_zeros();
-    if bits == 0 {
-        return;
-    }
-    for i in 0..n {
-        let j = i.reverse_bits() >> (usize::BITS - bits);
-        if i < j {
-            v.swap(i, j);
-        }
-    }
-}
 
 fn random_vec(n: usize, rng: &mut impl Rng) -> Vec<Scalar> {
     (0..n).map(|_| edge_or_random_scalar(rng)).collect()
