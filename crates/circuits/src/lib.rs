@@ -1,7 +1,4 @@
-//! Built-in circuits for cuzk, on the bellpepper-core 0.2 line.
-//!
-//! [`Sha256Circuit`]: SHA-256 over a preimage that fills exactly `blocks` 64-byte compression blocks, with the digest packed into public inputs.
-
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 use bellpepper::gadgets::boolean::{AllocatedBit, Boolean};

@@ -1,11 +1,4 @@
-//! Build-script helper shared by cuzk's CUDA crates.
-//!
-//! [`Kernels::build`] finds `nvcc`, compiles a crate's `.cu` files with the project's flags into a static library, links the CUDA runtime statically, and sets the `has_cuda` cfg.
-//! Without `nvcc` (or with `CUZK_SKIP_CUDA=1`) it compiles nothing, says why in a cargo warning, and the crate builds its no-device fallback.
-//! Device headers shared by several crates (field arithmetic) live in this crate's `include/` folder: [`include_dir`].
-//!
-//! Where nvcc is looked for, in order: `NVCC`; `CUDA_PATH`/`CUDA_HOME` + `bin/nvcc`; `PATH`; `/usr/local/cuda/bin/nvcc`.
-//! `cargo xtask cuda-toolchain` installs the pinned toolchain into `target/` and prints the `NVCC` to export.
+#![doc = include_str!("../README.md")]
 
 use std::env;
 use std::path::{Path, PathBuf};

@@ -1,9 +1,4 @@
-//! Groth16 proof assembly, verification, and (later) the pipelined engine.
-//!
-//! [`prove`] turns synthesized circuits ([`r1cs_synth::ProvingAssignment`]) and [`srs_loader::Parameters`] into proofs, with bellperson's formulas: H polynomial, the H, L, A, B_G1 and B_G2 MSMs, fresh randomizers r and s per proof.
-//! [`Proof`] is bellperson's 192-byte compressed encoding; [`PreparedVerifyingKey`] and [`verify_proof`] check it.
-//! MSMs run on the CPU today; the H polynomial runs on the GPU when one is usable ([`HBackend`]), and `CUZK_H_BACKEND=check` computes it on both and compares.
-
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 mod proof;

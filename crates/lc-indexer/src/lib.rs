@@ -1,12 +1,4 @@
-//! Sorted sparse storage of linear-combination terms.
-//!
-//! A linear combination is a map from variable index to coefficient.
-//! The semantics are bellpepper-core's: adding a term for a variable that is already present adds the coefficients (the term stays even if the sum is zero), and terms are kept sorted by index.
-//!
-//! Several backends implement [`TermStorage`] so that the storage question (heap `Vec` or inline `SmallVec<[_; N]>`) is answered by measurement, not by belief:
-//! [`VecTerms`], [`SmallVecTerms1`], [`SmallVecTerms2`] and [`SmallVecTerms4`].
-//! [`LinearCombination`] pairs two storages, inputs and aux, as bellpepper-core does.
-
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 use blstrs::Scalar;

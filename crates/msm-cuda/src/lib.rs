@@ -1,8 +1,4 @@
-//! Multi-scalar multiplication over BLS12-381 G1 and G2.
-//!
-//! This is the CPU implementation (blst's Pippenger through its own thread pool): the reference the GPU kernels are checked against, and the fallback without a GPU.
-//! Bases may be a density-filtered subset: a [`Selection`] bitmask says which scalars of a full assignment go with the bases, in order.
-//! The crate knows nothing of Groth16.
+#![doc = include_str!("../README.md")]
 
 use blst::{blst_p1, blst_p1_affine, blst_p2, blst_p2_affine, MultiPoint};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};

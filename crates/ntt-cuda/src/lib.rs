@@ -1,9 +1,4 @@
-//! NTT over the BLS12-381 scalar field, and the Groth16 H polynomial.
-//!
-//! The CPU implementation here is the reference every GPU kernel is checked against, and the fallback on machines without a GPU:
-//! [`Domain`] holds a radix-2 evaluation domain with its twiddles; [`h_polynomial`] computes h from a, b and c exactly as bellperson does.
-//! [`gpu`] runs the same transforms on a CUDA device, with twiddles resident per domain; without CUDA its entry points return [`Error::NoDevice`].
-
+#![doc = include_str!("../README.md")]
 #![deny(unsafe_code)]
 
 pub mod gpu;

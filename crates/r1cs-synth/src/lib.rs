@@ -1,12 +1,4 @@
-//! Circuit synthesis for Groth16 with bellperson's exact semantics.
-//!
-//! [`synthesize`] runs a `bellpepper_core::Circuit<blstrs::Scalar>` through [`ProvingAssignment`], which records the a, b and c evaluations of every constraint, the input and aux assignments, and the density of the A-aux, B-input and B-aux queries.
-//! [`synthesize_batch`] does many circuits in parallel.
-//! [`R1csShape`] records a circuit's constraint matrices (for parameter generation and, later, compiled-shape synthesis).
-//!
-//! Semantics (bellperson's prover): input 0 is ONE, allocated before the circuit runs;
-//! after the circuit, one constraint `x_i * 0 = 0` per input, so the A query is dense over inputs.
-
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 mod density;

@@ -1,11 +1,4 @@
-//! Groth16 parameters in bellperson's (and Filecoin's) `.params` format.
-//!
-//! Only this crate reads and writes parameter files.
-//! The layout (no header, no padding, u32 big-endian counts, uncompressed big-endian points):
-//! verifying key (α₁, β₁, β₂, γ₂, δ₁, δ₂, then `ic`), then the `h`, `l`, `a`, `b_g1` and `b_g2` sections.
-//! Reading maps the file and decodes points in parallel; every point is checked to be on its curve, in its subgroup (unless the caller trusts the file) and not the identity, as bellperson's checked reader does.
-//! Errors name the section, the point index and the byte offset.
-//! [`setup`] generates real parameters for a circuit (for tests and small circuits: it is not a trusted ceremony).
+#![doc = include_str!("../README.md")]
 
 mod format;
 mod setup;

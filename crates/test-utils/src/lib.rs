@@ -1,5 +1,4 @@
-//! Test helpers shared by every cuzk crate: seeded RNGs, random satisfiable circuits, proptest strategies and naive references.
-
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 use bellpepper_core::{Circuit, ConstraintSystem, LinearCombination, SynthesisError, Variable};
