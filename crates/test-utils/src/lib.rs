@@ -270,8 +270,12 @@ pub fn gpu_or_skip<E: std::fmt::Display>(test: &str, available: Result<String, E
             panic!("{test}: CUZK_REQUIRE_GPU=1 but no GPU is usable: {e}")
         }
         Err(e) => {
-            eprintln!(
-                "{test}: SKIPPED, no GPU: {e} (set CUZK_REQUIRE_GPU=1 to make this a failure)"
+            // Written to the process's stderr directly, not through eprintln!, so that the test harness does not
+            // capture it: the reason for every skip shows in CI's log.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "{test}: SKIPPED: {e} (set CUZK_REQUIRE_GPU=1 to make this a failure)"
             );
             false
         }
