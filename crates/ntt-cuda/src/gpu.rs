@@ -201,6 +201,61 @@ mod imp {
         }
     }
 
+    /// Scalars in page-locked (pinned) host memory: uploads from here run at full PCIe speed and truly
+    /// asynchronously. Allocate once and reuse: pinning is expensive.
+    #[derive(Debug)]
+    pub struct PinnedScalars {
+        ptr: *mut Scalar,
+        len: usize,
+    }
+    // SAFETY: plain host memory owned by this value.
+    unsafe impl Send for PinnedScalars {}
+    // SAFETY: as above; shared access is read-only.
+    unsafe impl Sync for PinnedScalars {}
+
+    impl PinnedScalars {
+        /// `len` zero scalars in pinned memory.
+        pub fn zeroed(len: usize) -> Result<Self> {
+            device()?;
+            let mut ptr = std::ptr::null_mut();
+            // SAFETY: out-parameter.
+            check(unsafe { ffi::cuzk_host_alloc_pinned(&mut ptr, len.max(1) * 32) })?;
+            let ptr = ptr.cast::<Scalar>();
+            // SAFETY: the allocation holds len scalars; zero bytes are the scalar zero.
+            unsafe { std::ptr::write_bytes(ptr, 0, len) };
+            Ok(PinnedScalars { ptr, len })
+        }
+
+        /// A pinned copy of `data`.
+        pub fn from_slice(data: &[Scalar]) -> Result<Self> {
+            let mut p = Self::zeroed(data.len())?;
+            p.copy_from_slice(data);
+            Ok(p)
+        }
+    }
+
+    impl std::ops::Deref for PinnedScalars {
+        type Target = [Scalar];
+        fn deref(&self) -> &[Scalar] {
+            // SAFETY: ptr holds len initialised scalars for the life of self.
+            unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+        }
+    }
+
+    impl std::ops::DerefMut for PinnedScalars {
+        fn deref_mut(&mut self) -> &mut [Scalar] {
+            // SAFETY: as above, uniquely borrowed.
+            unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+        }
+    }
+
+    impl Drop for PinnedScalars {
+        fn drop(&mut self) {
+            // SAFETY: allocated by cuzk_host_alloc_pinned, freed once.
+            let _ = unsafe { ffi::cuzk_host_free_pinned(self.ptr.cast()) };
+        }
+    }
+
     /// An NTT domain on the device: its twiddles stay resident until drop.
     #[derive(Debug)]
     pub struct GpuDomain {
@@ -380,6 +435,18 @@ mod imp {
 
     const WHY: &str = "this build has no CUDA kernels (nvcc was not found when it was compiled)";
 
+    // Owned resources in the CUDA build free themselves on drop; the stubs keep the same shape so that callers
+    // compile (and lint) identically with and without CUDA.
+    impl Drop for Stream {
+        fn drop(&mut self) {}
+    }
+    impl Drop for DeviceScalars {
+        fn drop(&mut self) {}
+    }
+    impl Drop for GpuDomain {
+        fn drop(&mut self) {}
+    }
+
     fn none<T>() -> Result<T> {
         Err(Error::NoDevice(WHY.into()))
     }
@@ -397,6 +464,31 @@ mod imp {
         }
         pub fn synchronize(&self) -> Result<()> {
             none()
+        }
+    }
+
+    #[derive(Debug)]
+    pub struct PinnedScalars(Vec<Scalar>);
+
+    impl PinnedScalars {
+        pub fn zeroed(_len: usize) -> Result<Self> {
+            none()
+        }
+        pub fn from_slice(_data: &[Scalar]) -> Result<Self> {
+            none()
+        }
+    }
+
+    impl std::ops::Deref for PinnedScalars {
+        type Target = [Scalar];
+        fn deref(&self) -> &[Scalar] {
+            &self.0
+        }
+    }
+
+    impl std::ops::DerefMut for PinnedScalars {
+        fn deref_mut(&mut self) -> &mut [Scalar] {
+            &mut self.0
         }
     }
 
@@ -470,7 +562,7 @@ mod imp {
     }
 }
 
-pub use imp::{DeviceScalars, GpuDomain, Stream};
+pub use imp::{DeviceScalars, GpuDomain, PinnedScalars, Stream};
 
 impl GpuDomain {
     /// The process-wide domain of 2^log_n points, created on first use and kept (its twiddles stay on the device,
@@ -566,6 +658,9 @@ pub fn h_polynomial_gpu(
 }
 
 /// As [`h_polynomial_gpu`], leaving h on the device (for the H MSM); returns the buffer and the stream it is ready on.
+/// a, b and c may be pageable or pinned ([`PinnedScalars`]); from pinned memory the three uploads run asynchronously,
+/// each on its own stream, so the first transforms of one input overlap the uploads of the others.
+/// Returns once h is computed (so the inputs may be freed or reused at once).
 ///
 /// # Errors
 /// As [`h_polynomial_gpu`].
@@ -595,6 +690,11 @@ pub fn h_polynomial_on_device(
         [&streams[0], &streams[1], &streams[2]],
     )?;
     // b, c and the other two streams are released on return; cudaFree waits for their pending work.
+    // The uploads read `a`, `b` and `c` asynchronously when they are pinned: wait for all three streams before the
+    // borrow ends (h itself is done too by then, on streams[0]).
+    for s in &streams {
+        s.synchronize()?;
+    }
     let [s0, _, _] = streams;
     Ok((da, s0))
 }

@@ -233,6 +233,15 @@ fn check_h(len: usize, rng: &mut impl Rng) {
     let got = gpu::h_polynomial_gpu(&domain, &a, &b, &c).unwrap();
     assert_eq!(got.len(), expected.len(), "length for {len}");
     assert!(got == expected, "H differs for length {len}");
+    // The same from pinned host memory (asynchronous uploads on three streams).
+    let pinned = |v: &[Scalar]| gpu::PinnedScalars::from_slice(v).unwrap();
+    let (pa, pb, pc) = (pinned(&a), pinned(&b), pinned(&c));
+    let (h, stream) = gpu::h_polynomial_on_device(&domain, &pa, &pb, &pc).unwrap();
+    drop((pa, pb, pc)); // the call has finished with them
+    assert!(
+        h.to_host(expected.len(), &stream).unwrap() == expected,
+        "H from pinned memory differs for length {len}"
+    );
 }
 
 #[test]
