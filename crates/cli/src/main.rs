@@ -275,7 +275,17 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
             check_subgroup: !a.trust_params,
         },
     )
-    .with_context(|| format!("reading parameters {}", path.display()))?;
+    .with_context(|| {
+        if from_cache {
+            format!(
+                "reading cached parameters {} (damaged? `cuzk setup --force --blocks {}` regenerates them)",
+                path.display(),
+                a.circuit.blocks
+            )
+        } else {
+            format!("reading parameters {}", path.display())
+        }
+    })?;
     report.time("load params", t.elapsed());
     spinner.finish();
 

@@ -104,3 +104,34 @@ fn missing_params_file_is_a_clear_error() {
     assert!(!out.status.success());
     assert!(text(&out).contains("out of range"), "{}", text(&out));
 }
+
+#[test]
+fn damaged_cached_params_name_the_offset_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let (proof, inputs) = (dir.path().join("p.bin"), dir.path().join("i.json"));
+    let args = [
+        "prove",
+        "--blocks",
+        "1",
+        "--cache-dir",
+        s(&cache),
+        "--proof",
+        s(&proof),
+        "--inputs",
+        s(&inputs),
+    ];
+    assert!(cuzk(&args).status.success());
+    let params = cache.join("sha256-1blk-v1.params");
+    let mut bytes = std::fs::read(&params).unwrap();
+    bytes.truncate(bytes.len() - 10);
+    std::fs::write(&params, &bytes).unwrap();
+    let out = cuzk(&args);
+    assert_eq!(out.status.code(), Some(2));
+    let msg = text(&out);
+    assert!(
+        msg.contains("truncated parameters: b_g2") && msg.contains("setup --force --blocks 1"),
+        "{msg}"
+    );
+    assert!(!proof.exists() || std::fs::metadata(&proof).unwrap().len() == 192);
+}
