@@ -1,9 +1,11 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+mod compiled;
 mod density;
 mod shape;
 
+pub use compiled::{CompiledShape, CsrMatrix};
 pub use density::Density;
 pub use shape::{R1csShape, SparseMatrix, Var};
 
@@ -26,6 +28,12 @@ pub enum Error {
         #[source]
         source: SynthesisError,
     },
+    /// A shape is too large for the compiled representation.
+    #[error("compiled shape: {0}")]
+    ShapeTooLarge(String),
+    /// A circuit does not have the compiled shape it is synthesized against.
+    #[error("circuit does not match its compiled shape: {0}")]
+    ShapeMismatch(String),
     /// A constraint does not hold for the assignment.
     #[error("circuit {circuit}: constraint {index} is not satisfied (a*b != c): {path}")]
     Unsatisfied {

@@ -1,0 +1,129 @@
+//! Direct synthesis against compiled-shape synthesis on SHA-256 (BENCH_BLOCKS, comma-separated, default "2,8"),
+//! and, in the same run, bellperson 0.27's own synthesis time as its prover logs it ("synthesis time: ..."),
+//! captured from `create_random_proof` on the same circuit (BENCH_BELLPERSON_RUNS proofs, default 5; 0 skips it).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use bellperson::groth16 as bp;
+use blstrs::Bls12;
+
+use circuits::Sha256Circuit;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use r1cs_synth::{synthesize, CompiledShape, SynthesisOptions};
+use test_utils::seeded_rng;
+
+fn blocks() -> Vec<usize> {
+    std::env::var("BENCH_BLOCKS")
+        .unwrap_or_else(|_| "2,8".into())
+        .split(',')
+        .map(|s| {
+            s.trim()
+                .parse()
+                .expect("BENCH_BLOCKS: comma-separated block counts")
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("synth");
+    for blocks in blocks() {
+        let circuit = Sha256Circuit::random(blocks, &mut seeded_rng(blocks as u64));
+        let shape = CompiledShape::compile(Sha256Circuit::blank(blocks)).unwrap();
+        let id = format!("sha256-{blocks}blk-{}c", shape.num_constraints());
+        group.throughput(Throughput::Elements(shape.num_constraints() as u64));
+        group.bench_function(BenchmarkId::new("direct", &id), |b| {
+            b.iter(|| synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap())
+        });
+        let hint = Some(
+            synthesize(circuit.clone(), &SynthesisOptions::default())
+                .unwrap()
+                .size_hint(),
+        );
+        group.bench_function(BenchmarkId::new("direct-hint", &id), |b| {
+            b.iter(|| {
+                synthesize(circuit.clone(), &SynthesisOptions { check: false, hint }).unwrap()
+            })
+        });
+        group.bench_function(BenchmarkId::new("compiled", &id), |b| {
+            b.iter(|| shape.synthesize(circuit.clone()).unwrap())
+        });
+    }
+    group.finish();
+}
+
+/// bellperson's logged synthesis times.
+static LOGGED: Mutex<Vec<Duration>> = Mutex::new(Vec::new());
+
+struct Capture;
+
+impl log::Log for Capture {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        let msg = record.args().to_string();
+        if let Some(d) = msg
+            .strip_prefix("synthesis time: ")
+            .and_then(parse_debug_duration)
+        {
+            LOGGED.lock().unwrap().push(d);
+        }
+    }
+    fn flush(&self) {}
+}
+
+/// Parses `Duration`'s Debug form ("1.5s", "812.3ms", "40.1µs", "900ns").
+fn parse_debug_duration(s: &str) -> Option<Duration> {
+    let (num, unit) = s
+        .find(|c: char| c.is_alphabetic() || c == 'µ')
+        .map(|i| s.split_at(i))?;
+    let v: f64 = num.parse().ok()?;
+    let secs = match unit {
+        "s" => v,
+        "ms" => v / 1e3,
+        "µs" | "us" => v / 1e6,
+        "ns" => v / 1e9,
+        _ => return None,
+    };
+    Some(Duration::from_secs_f64(secs))
+}
+
+fn bellperson_synthesis() {
+    let runs: usize = std::env::var("BENCH_BELLPERSON_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    if runs == 0 {
+        return;
+    }
+    let _ = log::set_logger(&Capture);
+    log::set_max_level(log::LevelFilter::Info);
+    for blocks in blocks() {
+        let mut rng = seeded_rng(1000 + blocks as u64);
+        let params =
+            bp::generate_random_parameters::<Bls12, _, _>(Sha256Circuit::blank(blocks), &mut rng)
+                .unwrap();
+        let circuit = Sha256Circuit::random(blocks, &mut rng);
+        LOGGED.lock().unwrap().clear();
+        for _ in 0..runs {
+            bp::create_random_proof::<Bls12, _, _, _>(circuit.clone(), &params, &mut rng).unwrap();
+        }
+        let mut t = LOGGED.lock().unwrap().clone();
+        t.sort();
+        if let (Some(min), Some(max)) = (t.first(), t.last()) {
+            println!(
+                "synth/bellperson-logged/sha256-{blocks}blk: median {:?} (min {min:?}, max {max:?}, {} proofs)",
+                t[t.len() / 2],
+                t.len()
+            );
+        }
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10);
+    targets = bench
+}
+criterion_main!(benches, bellperson_synthesis);

@@ -1,0 +1,299 @@
+//! Compiled-shape synthesis: record a circuit's R1CS once, then synthesize only its witness and compute a, b and c
+//! as sparse matrix-vector products.
+//!
+//! The matrices are compressed sparse rows over one column space (inputs, then aux), with coefficients interned in a
+//! small table (circuits use few distinct coefficients: 1, −1 and powers of two dominate), so a term is 8 bytes.
+//! Densities depend on the shape only, so they are computed once here too.
+//! Results are bit-identical to [`crate::synthesize`].
+
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
+use blstrs::Scalar;
+use ff::{Field, PrimeField};
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+use crate::{Density, Error, ProvingAssignment, R1csShape, Result, Var};
+
+/// Coefficient-table slot of 1 (added without a multiplication).
+const COEFF_ONE: u32 = 0;
+/// Coefficient-table slot of −1 (subtracted without a multiplication).
+const COEFF_MINUS_ONE: u32 = 1;
+
+/// One matrix in compressed sparse rows: row r holds `cols[row_ptr[r]..row_ptr[r + 1]]` with coefficients `coeffs[...]` (table indices).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CsrMatrix {
+    /// Row starts; rows + 1 entries.
+    pub row_ptr: Vec<u64>,
+    /// Column of each term: input i is column i, aux j is column num_inputs + j.
+    pub cols: Vec<u32>,
+    /// Index into [`CompiledShape::coeffs`] of each term.
+    pub coeffs: Vec<u32>,
+}
+
+impl CsrMatrix {
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.row_ptr.len().saturating_sub(1)
+    }
+
+    /// Number of stored terms.
+    pub fn nonzeros(&self) -> usize {
+        self.cols.len()
+    }
+}
+
+/// A circuit's R1CS compiled for repeated witness-only synthesis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompiledShape {
+    /// Inputs, ONE included.
+    pub num_inputs: usize,
+    /// Aux variables.
+    pub num_aux: usize,
+    /// A, B and C.
+    pub a: CsrMatrix,
+    /// B.
+    pub b: CsrMatrix,
+    /// C.
+    pub c: CsrMatrix,
+    /// The distinct coefficients; slot 0 is 1 and slot 1 is −1.
+    pub coeffs: Vec<Scalar>,
+    /// Aux variables in A (non-zero coefficient).
+    pub a_aux_density: Density,
+    /// Inputs in B.
+    pub b_input_density: Density,
+    /// Aux variables in B.
+    pub b_aux_density: Density,
+}
+
+impl CompiledShape {
+    /// Records and compiles a circuit (values are never evaluated).
+    ///
+    /// # Errors
+    /// What the circuit's code returns; [`Error::ShapeTooLarge`] beyond 2^32 columns or coefficients.
+    pub fn compile<C: Circuit<Scalar>>(circuit: C) -> Result<Self> {
+        let shape =
+            R1csShape::record(circuit).map_err(|source| Error::Synthesis { circuit: 0, source })?;
+        Self::from_shape(&shape)
+    }
+
+    /// Compiles a recorded shape.
+    ///
+    /// # Errors
+    /// [`Error::ShapeTooLarge`] beyond 2^32 columns or coefficients.
+    pub fn from_shape(shape: &R1csShape) -> Result<Self> {
+        let columns = shape.num_inputs + shape.num_aux;
+        if u32::try_from(columns).is_err() {
+            return Err(Error::ShapeTooLarge(format!(
+                "{columns} variables exceed 2^32 columns"
+            )));
+        }
+        let mut table = vec![Scalar::ONE, -Scalar::ONE];
+        let mut index: HashMap<[u8; 32], u32> = HashMap::new();
+        index.insert(Scalar::ONE.to_repr(), COEFF_ONE);
+        index.insert((-Scalar::ONE).to_repr(), COEFF_MINUS_ONE);
+        let mut a_aux = vec![false; shape.num_aux];
+        let mut b_in = vec![false; shape.num_inputs];
+        let mut b_aux = vec![false; shape.num_aux];
+        let mut compile = |m: &crate::SparseMatrix, which: u8| -> Result<CsrMatrix> {
+            let mut out = CsrMatrix {
+                row_ptr: Vec::with_capacity(m.rows() + 1),
+                ..Default::default()
+            };
+            out.row_ptr.push(0);
+            out.cols.reserve(m.terms.len());
+            out.coeffs.reserve(m.terms.len());
+            for r in 0..m.rows() {
+                for (var, coeff) in m.row(r) {
+                    // Zero coefficients contribute nothing and set no density bit: drop them.
+                    if bool::from(coeff.is_zero()) {
+                        continue;
+                    }
+                    let col = match *var {
+                        Var::Input(i) => {
+                            if which == b'b' {
+                                b_in[i] = true;
+                            }
+                            i
+                        }
+                        Var::Aux(i) => {
+                            match which {
+                                b'a' => a_aux[i] = true,
+                                b'b' => b_aux[i] = true,
+                                _ => {}
+                            }
+                            shape.num_inputs + i
+                        }
+                    };
+                    let key: [u8; 32] = coeff.to_repr();
+                    let slot = match index.get(&key) {
+                        Some(&s) => s,
+                        None => {
+                            let s = u32::try_from(table.len()).map_err(|_| {
+                                Error::ShapeTooLarge("more than 2^32 distinct coefficients".into())
+                            })?;
+                            table.push(*coeff);
+                            index.insert(key, s);
+                            s
+                        }
+                    };
+                    out.cols.push(col as u32);
+                    out.coeffs.push(slot);
+                }
+                out.row_ptr.push(out.cols.len() as u64);
+            }
+            Ok(out)
+        };
+        let a = compile(&shape.a, b'a')?;
+        let b = compile(&shape.b, b'b')?;
+        let c = compile(&shape.c, b'c')?;
+        let density = |bits: &[bool]| {
+            let mut d = Density::with_capacity(bits.len());
+            for _ in 0..bits.len() {
+                d.push_unset();
+            }
+            for (i, _) in bits.iter().enumerate().filter(|(_, b)| **b) {
+                d.set(i);
+            }
+            d
+        };
+        Ok(CompiledShape {
+            num_inputs: shape.num_inputs,
+            num_aux: shape.num_aux,
+            a,
+            b,
+            c,
+            coeffs: table,
+            a_aux_density: density(&a_aux),
+            b_input_density: density(&b_in),
+            b_aux_density: density(&b_aux),
+        })
+    }
+
+    /// Number of constraints, input constraints included.
+    pub fn num_constraints(&self) -> usize {
+        self.a.rows()
+    }
+
+    /// Synthesizes `circuit`'s witness only (its `enforce` calls cost nothing) and computes a, b and c from the matrices.
+    ///
+    /// # Errors
+    /// [`Error::Synthesis`] if the circuit fails; [`Error::ShapeMismatch`] if it allocates other counts than the compiled shape
+    /// (a circuit whose structure depends on its values cannot use a compiled shape).
+    pub fn synthesize<C: Circuit<Scalar>>(&self, circuit: C) -> Result<ProvingAssignment> {
+        let mut w = WitnessCs {
+            inputs: Vec::with_capacity(self.num_inputs),
+            aux: Vec::with_capacity(self.num_aux),
+        };
+        w.inputs.push(Scalar::ONE);
+        circuit
+            .synthesize(&mut w)
+            .map_err(|source| Error::Synthesis { circuit: 0, source })?;
+        if w.inputs.len() != self.num_inputs || w.aux.len() != self.num_aux {
+            return Err(Error::ShapeMismatch(format!(
+                "the circuit allocated {} inputs and {} aux variables; the compiled shape has {} and {}",
+                w.inputs.len(),
+                w.aux.len(),
+                self.num_inputs,
+                self.num_aux
+            )));
+        }
+        let mut values = w.inputs.clone();
+        values.extend_from_slice(&w.aux);
+        let (a, (b, c)) = rayon::join(
+            || self.spmv(&self.a, &values),
+            || {
+                rayon::join(
+                    || self.spmv(&self.b, &values),
+                    || self.spmv(&self.c, &values),
+                )
+            },
+        );
+        Ok(ProvingAssignment {
+            a,
+            b,
+            c,
+            input_assignment: w.inputs,
+            aux_assignment: w.aux,
+            a_aux_density: self.a_aux_density.clone(),
+            b_input_density: self.b_input_density.clone(),
+            b_aux_density: self.b_aux_density.clone(),
+            check: None,
+        })
+    }
+
+    /// Row-parallel sparse matrix times vector.
+    fn spmv(&self, m: &CsrMatrix, values: &[Scalar]) -> Vec<Scalar> {
+        (0..m.rows())
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(|r| {
+                let (start, end) = (m.row_ptr[r] as usize, m.row_ptr[r + 1] as usize);
+                let mut acc = Scalar::ZERO;
+                for k in start..end {
+                    let v = values[m.cols[k] as usize];
+                    match m.coeffs[k] {
+                        COEFF_ONE => acc += v,
+                        COEFF_MINUS_ONE => acc -= v,
+                        slot => acc += v * self.coeffs[slot as usize],
+                    }
+                }
+                acc
+            })
+            .collect()
+    }
+}
+
+/// A constraint system that keeps only the witness: allocations run their closures, `enforce` builds nothing.
+struct WitnessCs {
+    inputs: Vec<Scalar>,
+    aux: Vec<Scalar>,
+}
+
+impl ConstraintSystem<Scalar> for WitnessCs {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux.push(f()?);
+        Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs.push(f()?);
+        Ok(Variable::new_unchecked(Index::Input(self.inputs.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}

@@ -1,0 +1,83 @@
+//! Compiled-shape synthesis is bit-identical to the direct path: proptest on random circuits, plus SHA-256.
+
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use circuits::Sha256Circuit;
+use proptest::prelude::*;
+use r1cs_synth::{synthesize, CompiledShape, Error, SynthesisOptions};
+use test_utils::{seeded_rng, RandomCircuit};
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn compiled_equals_direct_on_random_circuits(
+        seed in any::<u64>(),
+        inputs in 0usize..6,
+        witnesses in 0usize..30,
+        constraints in 1usize..120,
+    ) {
+        let circuit = RandomCircuit::new(inputs, witnesses, constraints, &mut seeded_rng(seed));
+        let direct = synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap();
+        let shape = CompiledShape::compile(circuit.without_values()).unwrap();
+        prop_assert_eq!(shape.num_constraints(), direct.num_constraints());
+        let compiled = shape.synthesize(circuit).unwrap();
+        prop_assert_eq!(compiled, direct);
+    }
+}
+
+#[test]
+fn compiled_equals_direct_on_sha256_and_reuses_the_shape() {
+    let shape = CompiledShape::compile(Sha256Circuit::blank(1)).unwrap();
+    // SHA-256 uses few distinct coefficients: 1, -1 and powers of two.
+    assert!(
+        shape.coeffs.len() < 600,
+        "{} coefficients",
+        shape.coeffs.len()
+    );
+    let mut rng = seeded_rng(30);
+    for _ in 0..3 {
+        let circuit = Sha256Circuit::random(1, &mut rng);
+        let direct = synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap();
+        assert_eq!(shape.synthesize(circuit).unwrap(), direct);
+    }
+}
+
+/// Allocates one aux variable more when its input is odd: its structure depends on its values.
+#[derive(Clone)]
+struct ValueDependent(u64);
+
+impl Circuit<Scalar> for ValueDependent {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let x = cs.alloc(|| "x", || Ok(Scalar::from(self.0)))?;
+        cs.enforce(
+            || "x * 1 = x",
+            |lc| lc + x,
+            |lc| lc + CS::one(),
+            |lc| lc + x,
+        );
+        if self.0 % 2 == 1 {
+            let y = cs.alloc(|| "y", || Ok(Scalar::from(self.0)))?;
+            cs.enforce(
+                || "y * 1 = y",
+                |lc| lc + y,
+                |lc| lc + CS::one(),
+                |lc| lc + y,
+            );
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_circuit_of_another_shape_is_rejected() {
+    let shape = CompiledShape::compile(ValueDependent(2)).unwrap();
+    assert!(shape.synthesize(ValueDependent(4)).is_ok());
+    let err = shape.synthesize(ValueDependent(3)).unwrap_err();
+    assert!(matches!(err, Error::ShapeMismatch(_)), "{err}");
+    assert!(
+        err.to_string()
+            .contains("2 aux variables; the compiled shape has 1"),
+        "{err}"
+    );
+}
