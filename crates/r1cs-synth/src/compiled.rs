@@ -93,10 +93,7 @@ impl CompiledShape {
         let mut index: HashMap<[u8; 32], u32> = HashMap::new();
         index.insert(Scalar::ONE.to_repr(), COEFF_ONE);
         index.insert((-Scalar::ONE).to_repr(), COEFF_MINUS_ONE);
-        let mut a_aux = vec![false; shape.num_aux];
-        let mut b_in = vec![false; shape.num_inputs];
-        let mut b_aux = vec![false; shape.num_aux];
-        let mut compile = |m: &crate::SparseMatrix, which: u8| -> Result<CsrMatrix> {
+        let mut compile = |m: &crate::SparseMatrix| -> Result<CsrMatrix> {
             let mut out = CsrMatrix {
                 row_ptr: Vec::with_capacity(m.rows() + 1),
                 ..Default::default()
@@ -111,20 +108,8 @@ impl CompiledShape {
                         continue;
                     }
                     let col = match *var {
-                        Var::Input(i) => {
-                            if which == b'b' {
-                                b_in[i] = true;
-                            }
-                            i
-                        }
-                        Var::Aux(i) => {
-                            match which {
-                                b'a' => a_aux[i] = true,
-                                b'b' => b_aux[i] = true,
-                                _ => {}
-                            }
-                            shape.num_inputs + i
-                        }
+                        Var::Input(i) => i,
+                        Var::Aux(i) => shape.num_inputs + i,
                     };
                     let key: [u8; 32] = coeff.to_repr();
                     let slot = match index.get(&key) {
@@ -145,30 +130,51 @@ impl CompiledShape {
             }
             Ok(out)
         };
-        let a = compile(&shape.a, b'a')?;
-        let b = compile(&shape.b, b'b')?;
-        let c = compile(&shape.c, b'c')?;
-        let density = |bits: &[bool]| {
-            let mut d = Density::with_capacity(bits.len());
-            for _ in 0..bits.len() {
-                d.push_unset();
-            }
-            for (i, _) in bits.iter().enumerate().filter(|(_, b)| **b) {
-                d.set(i);
-            }
-            d
-        };
-        Ok(CompiledShape {
+        let a = compile(&shape.a)?;
+        let b = compile(&shape.b)?;
+        let c = compile(&shape.c)?;
+        let mut out = CompiledShape {
             num_inputs: shape.num_inputs,
             num_aux: shape.num_aux,
             a,
             b,
             c,
             coeffs: table,
-            a_aux_density: density(&a_aux),
-            b_input_density: density(&b_in),
-            b_aux_density: density(&b_aux),
-        })
+            a_aux_density: Density::new(),
+            b_input_density: Density::new(),
+            b_aux_density: Density::new(),
+        };
+        out.recompute_densities();
+        Ok(out)
+    }
+
+    /// The densities from the matrices: a variable's bit is set when it has a term (terms never have a zero
+    /// coefficient here) in A (aux) or B (inputs and aux).
+    pub(crate) fn recompute_densities(&mut self) {
+        let n_in = self.num_inputs;
+        let sized = |len: usize| {
+            let mut d = Density::with_capacity(len);
+            for _ in 0..len {
+                d.push_unset();
+            }
+            d
+        };
+        let (mut a_aux, mut b_in, mut b_aux) =
+            (sized(self.num_aux), sized(n_in), sized(self.num_aux));
+        for &col in &self.a.cols {
+            if col as usize >= n_in {
+                a_aux.set(col as usize - n_in);
+            }
+        }
+        for &col in &self.b.cols {
+            match (col as usize).checked_sub(n_in) {
+                Some(aux) => b_aux.set(aux),
+                None => b_in.set(col as usize),
+            }
+        }
+        self.a_aux_density = a_aux;
+        self.b_input_density = b_in;
+        self.b_aux_density = b_aux;
     }
 
     /// Number of constraints, input constraints included.

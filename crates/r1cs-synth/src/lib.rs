@@ -4,10 +4,12 @@
 mod compiled;
 mod density;
 mod shape;
+mod shape_file;
 
 pub use compiled::{CompiledShape, CsrMatrix};
 pub use density::Density;
 pub use shape::{R1csShape, SparseMatrix, Var};
+pub use shape_file::{ShapeFileError, SHAPE_FORMAT_VERSION};
 
 use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,

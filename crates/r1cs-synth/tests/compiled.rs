@@ -81,3 +81,77 @@ fn a_circuit_of_another_shape_is_rejected() {
         "{err}"
     );
 }
+
+mod files {
+    use super::*;
+    use r1cs_synth::ShapeFileError;
+
+    fn shape() -> CompiledShape {
+        CompiledShape::compile(Sha256Circuit::blank(1)).unwrap()
+    }
+
+    #[test]
+    fn round_trip_and_reuse() {
+        let s = shape();
+        let bytes = s.to_file_bytes("sha256-1blk-v1");
+        let back = CompiledShape::from_file_bytes(&bytes, "sha256-1blk-v1").unwrap();
+        assert_eq!(back, s);
+        let circuit = Sha256Circuit::random(1, &mut seeded_rng(40));
+        let direct = synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap();
+        assert_eq!(back.synthesize(circuit).unwrap(), direct);
+    }
+
+    #[test]
+    fn stale_truncated_and_corrupt_files_are_detected() {
+        let bytes = shape().to_file_bytes("id-a");
+        assert!(matches!(
+            CompiledShape::from_file_bytes(&bytes, "id-b"),
+            Err(ShapeFileError::Stale(_))
+        ));
+        let mut old = bytes.clone();
+        old[8] = 0; // format version
+        assert!(matches!(
+            CompiledShape::from_file_bytes(&old, "id-a"),
+            Err(ShapeFileError::Stale(_))
+        ));
+        for cut in [0usize, 7, 12, 20, bytes.len() / 2, bytes.len() - 1] {
+            let err = CompiledShape::from_file_bytes(&bytes[..cut], "id-a").unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ShapeFileError::Truncated { .. } | ShapeFileError::Corrupt(_)
+                ),
+                "cut at {cut}: {err}"
+            );
+        }
+        for pos in [30usize, bytes.len() / 3, bytes.len() - 40, bytes.len() - 1] {
+            let mut bad = bytes.clone();
+            bad[pos] ^= 0x10;
+            let err = CompiledShape::from_file_bytes(&bad, "id-a").unwrap_err();
+            assert!(
+                matches!(err, ShapeFileError::Corrupt(_)),
+                "byte {pos}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn load_or_compile_rebuilds_what_it_cannot_trust() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.shape");
+        let blank = || Sha256Circuit::blank(1);
+        let (first, why) = CompiledShape::load_or_compile(&path, "id", blank).unwrap();
+        assert_eq!(why.as_deref(), Some("no shape file yet"));
+        let (again, why) = CompiledShape::load_or_compile(&path, "id", blank).unwrap();
+        assert_eq!((again == first, why), (true, None));
+        let mut bytes = std::fs::read(&path).unwrap();
+        let n = bytes.len();
+        bytes[n / 2] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        let (rebuilt, why) = CompiledShape::load_or_compile(&path, "id", blank).unwrap();
+        assert!(why.unwrap().contains("checksum"));
+        assert_eq!(rebuilt, first);
+        // The rebuilt file is good again.
+        assert_eq!(CompiledShape::read_file(&path, "id").unwrap(), first);
+    }
+}
