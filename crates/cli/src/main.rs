@@ -15,7 +15,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use groth16_pipeline::{
     prepare_verifying_key, prove_with, verify_proof, HBackend, Proof, ProverOptions,
 };
-use r1cs_synth::{synthesize, SynthesisOptions};
+use r1cs_synth::{synthesize, CompiledShape, SynthesisOptions};
 use rand::rngs::OsRng;
 use srs_loader::{read_params, read_verifying_key, ReadOptions};
 
@@ -56,6 +56,14 @@ enum Command {
 enum CircuitKind {
     /// SHA-256 over a preimage that fills exactly --blocks 64-byte blocks; the digest is the public input.
     Sha256,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum SynthesisPath {
+    /// Witness-only synthesis against a cached compiled shape; a, b, c from sparse products.
+    Compiled,
+    /// Every constraint evaluated while the circuit runs.
+    Direct,
 }
 
 #[derive(Args, Debug)]
@@ -107,9 +115,13 @@ struct ProveArgs {
     /// Where to write the public inputs (JSON array of 32-byte little-endian hex scalars).
     #[arg(long, value_name = "FILE", default_value = "inputs.json")]
     inputs: PathBuf,
-    /// Skip the satisfiability check during synthesis (it names the first failing constraint).
+    /// Skip the satisfiability check (a*b = c for every constraint; a failure is named by index and namespace path).
     #[arg(long)]
     no_check: bool,
+    /// Synthesis path: compiled (record the circuit's R1CS once into the cache, then synthesize only the witness)
+    /// or direct (evaluate every constraint as bellperson does).
+    #[arg(long, value_enum, default_value = "compiled")]
+    synthesis: SynthesisPath,
     /// Skip the subgroup check when reading parameters (only for files you trust).
     #[arg(long)]
     trust_params: bool,
@@ -251,18 +263,63 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
     };
     let public_inputs = circuit.public_inputs().expect("circuit has a preimage");
 
-    let spinner = progress.spinner("synthesizing".into());
-    let t = Instant::now();
-    let pa = synthesize(
-        circuit,
-        &SynthesisOptions {
-            check: !a.no_check,
-            hint: None,
-        },
-    )
-    .context("synthesis failed")?;
-    report.time("synthesis", t.elapsed());
-    spinner.finish();
+    let check = !a.no_check;
+    let pa = match a.synthesis {
+        SynthesisPath::Direct => {
+            let spinner = progress.spinner("synthesizing".into());
+            let t = Instant::now();
+            let pa = synthesize(circuit, &SynthesisOptions { check, hint: None })
+                .context("synthesis failed")?;
+            report.time("synthesis (direct)", t.elapsed());
+            spinner.finish();
+            pa
+        }
+        SynthesisPath::Compiled => {
+            let shape_path = cache::dir(a.params.cache_dir.as_deref())?
+                .join(format!("{}.shape", a.circuit.blank().shape_id()));
+            let spinner =
+                progress.spinner(format!("loading compiled shape {}", shape_path.display()));
+            let t = Instant::now();
+            let (shape, rebuilt) =
+                CompiledShape::load_or_compile(&shape_path, &a.circuit.blank().shape_id(), || {
+                    a.circuit.blank()
+                })
+                .context("compiling the circuit's shape")?;
+            report.time("shape load", t.elapsed());
+            report.text(
+                "shape",
+                match rebuilt {
+                    None => format!("{} (loaded)", shape_path.display()),
+                    Some(why) => format!("{} (compiled: {why})", shape_path.display()),
+                },
+            );
+            spinner.finish();
+            let spinner = progress.spinner("synthesizing the witness".into());
+            let t = Instant::now();
+            let pa = shape
+                .synthesize(circuit.clone())
+                .context("synthesis failed")?;
+            report.time("synthesis (compiled)", t.elapsed());
+            spinner.finish();
+            if check {
+                let t = Instant::now();
+                if pa.first_unsatisfied().is_some() {
+                    // Name the constraint: the direct path with the checker knows its namespace path.
+                    synthesize(
+                        circuit,
+                        &SynthesisOptions {
+                            check: true,
+                            hint: None,
+                        },
+                    )
+                    .context("synthesis failed")?;
+                    bail!("constraint check failed on the compiled path but not the direct one: please report this bug");
+                }
+                report.time("constraint check", t.elapsed());
+            }
+            pa
+        }
+    };
     report.count("constraints", pa.num_constraints());
     report.count("aux variables", pa.num_aux());
     report.count("public inputs", pa.num_inputs() - 1);

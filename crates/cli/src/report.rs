@@ -51,7 +51,7 @@ impl Report {
             let mut map = Map::new();
             map.insert("command".into(), Value::String(self.command.into()));
             for (k, v, _) in &self.rows {
-                map.insert(k.replace(' ', "_"), v.clone());
+                map.insert(json_key(k), v.clone());
             }
             println!("{}", Value::Object(map));
         } else {
@@ -65,6 +65,19 @@ impl Report {
             }
         }
     }
+}
+
+/// A table label as a JSON key: lower case, runs of other characters as one underscore ("setup (first use) ms" -> "setup_first_use_ms").
+fn json_key(label: &str) -> String {
+    let mut out = String::new();
+    for ch in label.chars() {
+        if ch.is_ascii_alphanumeric() {
+            out.push(ch.to_ascii_lowercase());
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_matches('_').to_string()
 }
 
 /// Spinners on stderr, hidden when stderr is not a terminal or output is JSON.

@@ -46,6 +46,14 @@ fn prove_then_verify_and_reject_tampering() {
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["verified"], "yes");
     assert!(summary["constraints"].as_u64().unwrap() > 20_000);
+    assert!(
+        summary["shape"]
+            .as_str()
+            .unwrap()
+            .contains("compiled: no shape file yet"),
+        "{summary}"
+    );
+    assert!(summary["synthesis_compiled_ms"].is_number(), "{summary}");
     let params = cache.join("sha256-1blk-v1.params");
     assert_eq!(summary["params"], s(&params));
     assert_eq!(std::fs::metadata(&proof).unwrap().len(), 192);
@@ -54,7 +62,16 @@ fn prove_then_verify_and_reject_tampering() {
     let out = cuzk(&args);
     assert!(out.status.success(), "{}", text(&out));
     let again: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(again.get("setup_(first_use)_ms").is_none(), "{again}");
+    assert!(again.get("setup_first_use_ms").is_none(), "{again}");
+    assert!(
+        again["shape"].as_str().unwrap().ends_with("(loaded)"),
+        "{again}"
+    );
+    // The direct path proves too.
+    let mut direct = args.to_vec();
+    direct.extend(["--synthesis", "direct"]);
+    let out = cuzk(&direct);
+    assert!(out.status.success(), "{}", text(&out));
 
     let verify = [
         "verify",
