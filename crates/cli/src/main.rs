@@ -211,6 +211,7 @@ fn generate(circuit: &CircuitArgs, path: &Path, progress: &Progress) -> Result<D
     params
         .write_file(path)
         .with_context(|| format!("writing {}", path.display()))?;
+    cache::record_generated(path)?;
     spinner.finish();
     Ok(t.elapsed())
 }
@@ -326,10 +327,24 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
 
     let spinner = progress.spinner(format!("loading {}", path.display()));
     let t = Instant::now();
+    // Parameters generated here whose recorded digest still matches need no subgroup check (every point was
+    // computed here); any other file gets every check unless the user vouches for it.
+    let generated_here = cache::is_unchanged_generated(&path);
+    report.text(
+        "params check",
+        if a.trust_params {
+            "on curve (--trust-params)"
+        } else if generated_here {
+            "on curve; generated here, digest unchanged"
+        } else {
+            "on curve and in subgroup"
+        }
+        .into(),
+    );
     let params = read_params(
         &path,
         ReadOptions {
-            check_subgroup: !a.trust_params,
+            check_subgroup: !a.trust_params && !generated_here,
         },
     )
     .with_context(|| {
