@@ -12,22 +12,10 @@ use r1cs_synth::{synthesize, SynthesisOptions};
 use srs_loader::{Parameters, ReadOptions};
 use test_utils::seeded_rng;
 
-fn blocks() -> Vec<usize> {
-    std::env::var("BENCH_BLOCKS")
-        .unwrap_or_else(|_| "2,9".into())
-        .split(',')
-        .map(|s| {
-            s.trim()
-                .parse()
-                .expect("BENCH_BLOCKS: comma-separated block counts")
-        })
-        .collect()
-}
-
 fn bench(c: &mut Criterion) {
     let mut rng = seeded_rng(7);
     let mut group = c.benchmark_group("prove_cpu");
-    for blocks in blocks() {
+    for blocks in test_utils::bench_blocks("2,9") {
         let bytes = srs_loader::setup(Sha256Circuit::blank(blocks), &mut rng)
             .unwrap()
             .to_bytes();

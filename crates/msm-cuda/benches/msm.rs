@@ -6,20 +6,10 @@ use ff::Field;
 use msm_cuda::{msm_g1, msm_g2};
 use test_utils::{random_g1, random_g2, seeded_rng};
 
-fn range() -> std::ops::RangeInclusive<u32> {
-    let get = |k: &str, d: u32| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
-    };
-    get("BENCH_MIN_LOG2", 12)..=get("BENCH_MAX_LOG2", 16)
-}
-
 fn bench(c: &mut Criterion) {
     let mut rng = seeded_rng(1);
     let mut group = c.benchmark_group("msm");
-    for log_n in range() {
+    for log_n in test_utils::bench_log2_range(12, 16) {
         let n = 1usize << log_n;
         let scalars: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
         let g1 = random_g1(n, &mut rng);

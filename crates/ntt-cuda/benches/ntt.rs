@@ -9,20 +9,10 @@ use ntt_cuda::gpu::{self, DeviceScalars, Direction, GpuDomain, Order, Stream};
 use ntt_cuda::{h_polynomial, Domain};
 use test_utils::seeded_rng;
 
-fn range() -> std::ops::RangeInclusive<u32> {
-    let get = |k: &str, d: u32| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
-    };
-    get("BENCH_MIN_LOG2", 14)..=get("BENCH_MAX_LOG2", 18)
-}
-
 fn bench(c: &mut Criterion) {
     let mut rng = seeded_rng(1);
     let mut group = c.benchmark_group("ntt");
-    for log_n in range() {
+    for log_n in test_utils::bench_log2_range(14, 18) {
         let d = Domain::new(log_n).unwrap();
         let v: Vec<Scalar> = (0..d.size()).map(|_| Scalar::random(&mut rng)).collect();
         group.throughput(Throughput::Elements(d.size() as u64));
@@ -44,7 +34,7 @@ fn bench(c: &mut Criterion) {
     if let Err(e) = gpu::device() {
         eprintln!("GPU cases skipped: {e}");
     } else {
-        for log_n in range() {
+        for log_n in test_utils::bench_log2_range(14, 18) {
             let domain = GpuDomain::new(log_n).unwrap();
             let stream = Stream::new().unwrap();
             let n = domain.size();

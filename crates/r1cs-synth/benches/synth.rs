@@ -13,21 +13,9 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use r1cs_synth::{synthesize, CompiledShape, SynthesisOptions};
 use test_utils::seeded_rng;
 
-fn blocks() -> Vec<usize> {
-    std::env::var("BENCH_BLOCKS")
-        .unwrap_or_else(|_| "2,8".into())
-        .split(',')
-        .map(|s| {
-            s.trim()
-                .parse()
-                .expect("BENCH_BLOCKS: comma-separated block counts")
-        })
-        .collect()
-}
-
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("synth");
-    for blocks in blocks() {
+    for blocks in test_utils::bench_blocks("2,8") {
         let circuit = Sha256Circuit::random(blocks, &mut seeded_rng(blocks as u64));
         let shape = CompiledShape::compile(Sha256Circuit::blank(blocks)).unwrap();
         let id = format!("sha256-{blocks}blk-{}c", shape.num_constraints());
@@ -99,7 +87,7 @@ fn bellperson_synthesis() {
     }
     let _ = log::set_logger(&Capture);
     log::set_max_level(log::LevelFilter::Info);
-    for blocks in blocks() {
+    for blocks in test_utils::bench_blocks("2,8") {
         let mut rng = seeded_rng(1000 + blocks as u64);
         let params =
             bp::generate_random_parameters::<Bls12, _, _>(Sha256Circuit::blank(blocks), &mut rng)

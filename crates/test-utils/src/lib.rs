@@ -255,6 +255,33 @@ impl Circuit<Scalar> for RandomCircuit {
     }
 }
 
+/// Block counts for SHA-256 benches: `BENCH_BLOCKS` (comma-separated) or `default`.
+///
+/// # Panics
+/// On a malformed `BENCH_BLOCKS`, naming it.
+pub fn bench_blocks(default: &str) -> Vec<usize> {
+    std::env::var("BENCH_BLOCKS")
+        .unwrap_or_else(|_| default.into())
+        .split(',')
+        .map(|s| {
+            s.trim()
+                .parse()
+                .expect("BENCH_BLOCKS: comma-separated block counts")
+        })
+        .collect()
+}
+
+/// log2 sizes for benches: `BENCH_MIN_LOG2..=BENCH_MAX_LOG2`, each defaulting as given.
+pub fn bench_log2_range(min: u32, max: u32) -> std::ops::RangeInclusive<u32> {
+    let get = |k: &str, d: u32| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    get("BENCH_MIN_LOG2", min)..=get("BENCH_MAX_LOG2", max)
+}
+
 /// Whether a GPU test should run: `Ok(device name)` runs it; an error skips it with a printed reason,
 /// unless `CUZK_REQUIRE_GPU=1`, where it fails the test instead.
 ///
