@@ -57,7 +57,7 @@ fn fill(n: usize, seed: u64) -> Vec<Scalar> {
 
 fn ntt(a: NttArgs) -> Result<()> {
     let device = gpu::device().context("cuzk bench ntt needs a GPU")?;
-    let mut report = Report::new("bench ntt");
+    let mut report = Report::streaming("bench ntt", a.json);
     report.text("device", device);
     let (copy_bw, imad) = gpu::ceilings(1 << 30).context("measuring ceilings")?;
     report.text(

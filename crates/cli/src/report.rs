@@ -9,6 +9,17 @@ use serde_json::{Map, Value};
 pub struct Report {
     command: &'static str,
     rows: Vec<(String, Value, String)>,
+    /// Text rows are printed as they come (long benchmarks), not as one table at the end.
+    streaming: bool,
+}
+
+/// Label width of streamed rows.
+const STREAM_WIDTH: usize = 46;
+
+fn label(key: &str) -> &str {
+    key.strip_suffix(" ms")
+        .or_else(|| key.strip_suffix(" MiB"))
+        .unwrap_or(key)
 }
 
 impl Report {
@@ -16,34 +27,51 @@ impl Report {
         Self {
             command,
             rows: Vec::new(),
+            streaming: false,
         }
     }
 
+    /// A report whose text rows appear as soon as they are measured (unless `json`, which prints once at the end).
+    pub fn streaming(command: &'static str, json: bool) -> Self {
+        Self {
+            command,
+            rows: Vec::new(),
+            streaming: !json,
+        }
+    }
+
+    fn push(&mut self, key: String, value: Value, shown: String) {
+        if self.streaming {
+            use std::io::Write;
+            println!("{:<STREAM_WIDTH$}  {shown}", label(&key));
+            let _ = std::io::stdout().flush();
+        }
+        self.rows.push((key, value, shown));
+    }
+
     pub fn text(&mut self, key: &str, value: String) {
-        self.rows
-            .push((key.into(), Value::String(value.clone()), value));
+        self.push(key.into(), Value::String(value.clone()), value);
     }
 
     pub fn count(&mut self, key: &str, value: usize) {
-        self.rows
-            .push((key.into(), Value::from(value), value.to_string()));
+        self.push(key.into(), Value::from(value), value.to_string());
     }
 
     pub fn mib(&mut self, key: &str, mib: f64) {
-        self.rows.push((
+        self.push(
             format!("{key} MiB"),
             Value::from((mib * 10.0).round() / 10.0),
             format!("{mib:>10.1} MiB"),
-        ));
+        );
     }
 
     pub fn time(&mut self, key: &str, d: Duration) {
         let ms = d.as_secs_f64() * 1e3;
-        self.rows.push((
+        self.push(
             format!("{key} ms"),
             Value::from((ms * 1e3).round() / 1e3),
             format!("{ms:>10.1} ms"),
-        ));
+        );
     }
 
     pub fn print(&self, json: bool) {
@@ -54,7 +82,7 @@ impl Report {
                 map.insert(json_key(k), v.clone());
             }
             println!("{}", Value::Object(map));
-        } else {
+        } else if !self.streaming {
             let width = self.rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
             for (k, _, shown) in &self.rows {
                 let k = k

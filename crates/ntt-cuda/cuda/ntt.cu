@@ -4,6 +4,7 @@
 // decimation in frequency (natural in, bit-reversed out) and in time (bit-reversed in, natural out).
 // Twiddles w^i (i < n/2) for both directions are computed once per domain and stay on the device.
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "fr.cuh"
@@ -119,6 +120,17 @@ __global__ void ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* _
     for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) store(&data[global_index(l)], smem[l]);
 }
 
+// Threads per pass block (each does e / 2 / threads butterflies per stage): 512 unless CUZK_NTT_THREADS
+// (64..512, a power of two) asks otherwise; an A/B switch for measuring occupancy against work per thread.
+uint32_t pass_threads() {
+    static const uint32_t threads = [] {
+        const char* v = getenv("CUZK_NTT_THREADS");
+        uint32_t t = v ? (uint32_t)strtoul(v, nullptr, 10) : 512;
+        return (t >= 64 && t <= 512 && (t & (t - 1)) == 0) ? t : 512u;
+    }();
+    return threads;
+}
+
 // All DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) stages, in passes.
 cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, const fr_t* tw, cudaStream_t stream) {
     if (log_n == 0) return status_ok();
@@ -136,7 +148,7 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
         uint32_t high_bits = log_n - ps.low_bits - ps.k;
         ps.log_ghigh = std::min(room - ps.log_glow, high_bits);
         uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
-        uint32_t threads = std::max(1u, std::min(512u, (1u << log_e) / 2));
+        uint32_t threads = std::max(1u, std::min(pass_threads(), (1u << log_e) / 2));
         dim3 grid(1u << (log_n - log_e), batch);
         size_t shmem = sizeof(fr_t) << log_e;
         if (dit)
