@@ -1,6 +1,10 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+mod porep_like;
+
+pub use porep_like::{PorepLikeCircuit, BLOCK_ROWS};
+
 use bellpepper::gadgets::boolean::{AllocatedBit, Boolean};
 use bellpepper::gadgets::{multipack, sha256::sha256};
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};

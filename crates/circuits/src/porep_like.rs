@@ -1,0 +1,232 @@
+//! A synthetic circuit family shaped like Filecoin's PoRep C2 partition circuit, sized by constraint count.
+//!
+//! It repeats a block of 200 constraints modelled on SHA-256-style bit work:
+//! 50 fresh bits (booleanity `(1 - b) * b = 0`: A 2 terms, B 1), 145 XORs (`2a * b = a + b - c`: A 1, B 1, C 3),
+//! and 5 packings of 47 bits into a field element (`Σ 2^i·bit_i * 1 = x`: A 47 terms, B = ONE, C 1).
+//! Per row that gives A ≈ 2.4, B = 1.0 and C ≈ 2.2 non-zeros, as measured on real partitions.
+//! Only fresh bits sit in B (B-aux density 25 %, and the only input in B is ONE); every XOR result and every packed
+//! value is consumed later on an A side, so nearly every aux variable is in A (real: 99.7 %).
+//! Bits are 0 with probability 0.52, so about 51 % of aux values are 0, 47 % are 1 and 2.5 % (the packed values) are other.
+//!
+//! How it differs from the real circuit: no SHA-256 or Poseidon semantics (nothing is hashed, so it proves nothing
+//! about data); a fixed block instead of the real gadget mix; public inputs are random and used only by the prover's
+//! `x * 0 = 0` rows. It is for measuring synthesis and proving at sizes where real circuits are out of reach.
+//!
+//! Its linear combinations are built with `lc_indexer` (the storage backend is the type parameter `S`), so the
+//! Vec-versus-SmallVec question (A1) is measured on code that builds LCs, then handed to bellpepper.
+
+use std::marker::PhantomData;
+
+use bellpepper_core::{
+    Circuit, ConstraintSystem, LinearCombination as BpLc, SynthesisError, Variable,
+};
+use blstrs::Scalar;
+use ff::Field;
+use lc_indexer::{LinearCombination, TermStorage, Var};
+use std::collections::VecDeque;
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+
+/// Constraints in one block.
+pub const BLOCK_ROWS: usize = 200;
+const FRESH: usize = 50;
+const XORS: usize = 145;
+const PACKS: usize = 5;
+const PACK_BITS: usize = 47;
+
+/// The PoRep-shaped synthetic circuit; see the module docs.
+#[derive(Debug)]
+pub struct PorepLikeCircuit<S: TermStorage> {
+    blocks: usize,
+    public_inputs: usize,
+    seed: Option<u64>,
+    _storage: PhantomData<S>,
+}
+
+impl<S: TermStorage> Clone for PorepLikeCircuit<S> {
+    fn clone(&self) -> Self {
+        Self {
+            blocks: self.blocks,
+            public_inputs: self.public_inputs,
+            seed: self.seed,
+            _storage: PhantomData,
+        }
+    }
+}
+
+impl<S: TermStorage> PorepLikeCircuit<S> {
+    /// About `constraints` constraints (whole blocks, at least one), `public_inputs` inputs besides ONE (the real circuit has 327),
+    /// with witness values drawn from `seed`.
+    pub fn new(constraints: usize, public_inputs: usize, seed: u64) -> Self {
+        Self {
+            blocks: constraints.div_ceil(BLOCK_ROWS).max(1),
+            public_inputs,
+            seed: Some(seed),
+            _storage: PhantomData,
+        }
+    }
+
+    /// The same shape without values (for setup and compiled shapes).
+    pub fn blank(constraints: usize, public_inputs: usize) -> Self {
+        Self {
+            seed: None,
+            ..Self::new(constraints, public_inputs, 0)
+        }
+    }
+
+    /// Circuit constraints (the prover adds one per input).
+    pub fn circuit_constraints(&self) -> usize {
+        self.blocks * BLOCK_ROWS
+    }
+
+    /// A stable identifier of the shape.
+    pub fn shape_id(&self) -> String {
+        format!(
+            "porep-like-{}c-{}in-v1",
+            self.circuit_constraints(),
+            self.public_inputs
+        )
+    }
+}
+
+/// Converts our LC into bellpepper's, which `enforce` takes.
+fn to_bellpepper<S: TermStorage>(ours: &LinearCombination<S>, vars: &Vars) -> BpLc<Scalar> {
+    let mut lc = BpLc::zero();
+    for &(i, c) in ours.inputs.terms() {
+        lc = lc + (c, vars.input(i));
+    }
+    for &(i, c) in ours.aux.terms() {
+        lc = lc + (c, vars.aux[i]);
+    }
+    lc
+}
+
+/// Variables allocated so far, indexed as the LCs index them.
+struct Vars {
+    one: Variable,
+    inputs: Vec<Variable>,
+    aux: Vec<Variable>,
+    values: Vec<Option<Scalar>>,
+}
+
+impl Vars {
+    fn input(&self, i: usize) -> Variable {
+        if i == 0 {
+            self.one
+        } else {
+            self.inputs[i - 1]
+        }
+    }
+}
+
+impl<S: TermStorage> Circuit<Scalar> for PorepLikeCircuit<S> {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed.unwrap_or(0));
+        let known = self.seed.is_some();
+        let value = |v: Option<Scalar>| v.ok_or(SynthesisError::AssignmentMissing);
+        let mut vars = Vars {
+            one: CS::one(),
+            inputs: Vec::new(),
+            aux: Vec::new(),
+            values: Vec::new(),
+        };
+        for i in 0..self.public_inputs {
+            let v = known.then(|| Scalar::from(rng.next_u64()));
+            vars.inputs
+                .push(cs.alloc_input(|| format!("input {i}"), || value(v))?);
+        }
+        let two = Scalar::from(2u64);
+        // Aux indices (into vars.aux) not yet used on an A side, oldest first: later rows consume them first.
+        // XOR results (bits) feed later XORs and packings; packed values (not bits) feed only later packings.
+        let mut pending: VecDeque<usize> = VecDeque::new();
+        let mut pending_packed: VecDeque<usize> = VecDeque::new();
+        for block in 0..self.blocks {
+            let mut fresh = Vec::with_capacity(FRESH);
+            for k in 0..FRESH {
+                let bit = known.then(|| {
+                    if rng.next_u32() % 100 < 52 {
+                        Scalar::ZERO
+                    } else {
+                        Scalar::ONE
+                    }
+                });
+                let var = cs.alloc(|| format!("b{block}.{k}"), || value(bit))?;
+                vars.aux.push(var);
+                vars.values.push(bit);
+                let b = vars.aux.len() - 1;
+                let mut a = LinearCombination::<S>::zero();
+                a.add_term(Var::Input(0), Scalar::ONE);
+                a.add_term(Var::Aux(b), -Scalar::ONE);
+                let mut bb = LinearCombination::<S>::zero();
+                bb.add_term(Var::Aux(b), Scalar::ONE);
+                let (a, bb) = (to_bellpepper(&a, &vars), to_bellpepper(&bb, &vars));
+                cs.enforce(|| format!("bool {block}.{k}"), |_| a, |_| bb, |lc| lc);
+                fresh.push(b);
+            }
+            for k in 0..XORS {
+                // a: an earlier result not yet on an A side if any, else a fresh bit; b: always a fresh bit (B-aux = fresh only).
+                let a_idx = pending.pop_front().unwrap_or(fresh[k % FRESH]);
+                let b_idx = fresh[(k * 7 + 3) % FRESH];
+                let c_val = match (vars.values[a_idx], vars.values[b_idx]) {
+                    (Some(x), Some(y)) => Some(x + y - two * x * y),
+                    _ => None,
+                };
+                let var = cs.alloc(|| format!("x{block}.{k}"), || value(c_val))?;
+                vars.aux.push(var);
+                vars.values.push(c_val);
+                let c_idx = vars.aux.len() - 1;
+                let mut a = LinearCombination::<S>::zero();
+                a.add_term(Var::Aux(a_idx), two);
+                let mut b = LinearCombination::<S>::zero();
+                b.add_term(Var::Aux(b_idx), Scalar::ONE);
+                let mut c = LinearCombination::<S>::zero();
+                c.add_term(Var::Aux(a_idx), Scalar::ONE);
+                c.add_term(Var::Aux(b_idx), Scalar::ONE);
+                c.add_term(Var::Aux(c_idx), -Scalar::ONE);
+                let (a, b, c) = (
+                    to_bellpepper(&a, &vars),
+                    to_bellpepper(&b, &vars),
+                    to_bellpepper(&c, &vars),
+                );
+                cs.enforce(|| format!("xor {block}.{k}"), |_| a, |_| b, |_| c);
+                pending.push_back(c_idx);
+            }
+            for k in 0..PACKS {
+                let mut a = LinearCombination::<S>::zero();
+                let mut sum = Some(Scalar::ZERO);
+                let mut coeff = Scalar::ONE;
+                for t in 0..PACK_BITS {
+                    let idx = match pending_packed.pop_front() {
+                        Some(i) => i,
+                        None => pending
+                            .pop_front()
+                            .unwrap_or(fresh[(k * PACK_BITS + t) % FRESH]),
+                    };
+                    a.add_term(Var::Aux(idx), coeff);
+                    sum = match (sum, vars.values[idx]) {
+                        (Some(s), Some(v)) => Some(s + v * coeff),
+                        _ => None,
+                    };
+                    coeff = coeff.double();
+                }
+                let var = cs.alloc(|| format!("pack{block}.{k}"), || value(sum))?;
+                vars.aux.push(var);
+                vars.values.push(sum);
+                let x_idx = vars.aux.len() - 1;
+                let mut b = LinearCombination::<S>::zero();
+                b.add_term(Var::Input(0), Scalar::ONE);
+                let mut c = LinearCombination::<S>::zero();
+                c.add_term(Var::Aux(x_idx), Scalar::ONE);
+                let (a, b, c) = (
+                    to_bellpepper(&a, &vars),
+                    to_bellpepper(&b, &vars),
+                    to_bellpepper(&c, &vars),
+                );
+                cs.enforce(|| format!("pack {block}.{k}"), |_| a, |_| b, |_| c);
+                pending_packed.push_back(x_idx);
+            }
+        }
+        Ok(())
+    }
+}
