@@ -155,13 +155,23 @@ impl<S: TermStorage> Circuit<Scalar> for PorepLikeCircuit<S> {
                 vars.aux.push(var);
                 vars.values.push(bit);
                 let b = vars.aux.len() - 1;
-                let mut a = LinearCombination::<S>::zero();
-                a.add_term(Var::Input(0), Scalar::ONE);
-                a.add_term(Var::Aux(b), -Scalar::ONE);
-                let mut bb = LinearCombination::<S>::zero();
-                bb.add_term(Var::Aux(b), Scalar::ONE);
-                let (a, bb) = (to_bellpepper(&a, &vars), to_bellpepper(&bb, &vars));
-                cs.enforce(|| format!("bool {block}.{k}"), |_| a, |_| bb, |lc| lc);
+                // The LCs are built inside the closures: a witness-only synthesis never pays for them.
+                let v = &vars;
+                cs.enforce(
+                    || format!("bool {block}.{k}"),
+                    |_| {
+                        let mut a = LinearCombination::<S>::zero();
+                        a.add_term(Var::Input(0), Scalar::ONE);
+                        a.add_term(Var::Aux(b), -Scalar::ONE);
+                        to_bellpepper(&a, v)
+                    },
+                    |_| {
+                        let mut bb = LinearCombination::<S>::zero();
+                        bb.add_term(Var::Aux(b), Scalar::ONE);
+                        to_bellpepper(&bb, v)
+                    },
+                    |lc| lc,
+                );
                 fresh.push(b);
             }
             for k in 0..XORS {
@@ -176,24 +186,31 @@ impl<S: TermStorage> Circuit<Scalar> for PorepLikeCircuit<S> {
                 vars.aux.push(var);
                 vars.values.push(c_val);
                 let c_idx = vars.aux.len() - 1;
-                let mut a = LinearCombination::<S>::zero();
-                a.add_term(Var::Aux(a_idx), two);
-                let mut b = LinearCombination::<S>::zero();
-                b.add_term(Var::Aux(b_idx), Scalar::ONE);
-                let mut c = LinearCombination::<S>::zero();
-                c.add_term(Var::Aux(a_idx), Scalar::ONE);
-                c.add_term(Var::Aux(b_idx), Scalar::ONE);
-                c.add_term(Var::Aux(c_idx), -Scalar::ONE);
-                let (a, b, c) = (
-                    to_bellpepper(&a, &vars),
-                    to_bellpepper(&b, &vars),
-                    to_bellpepper(&c, &vars),
+                let v = &vars;
+                cs.enforce(
+                    || format!("xor {block}.{k}"),
+                    |_| {
+                        let mut a = LinearCombination::<S>::zero();
+                        a.add_term(Var::Aux(a_idx), two);
+                        to_bellpepper(&a, v)
+                    },
+                    |_| {
+                        let mut b = LinearCombination::<S>::zero();
+                        b.add_term(Var::Aux(b_idx), Scalar::ONE);
+                        to_bellpepper(&b, v)
+                    },
+                    |_| {
+                        let mut c = LinearCombination::<S>::zero();
+                        c.add_term(Var::Aux(a_idx), Scalar::ONE);
+                        c.add_term(Var::Aux(b_idx), Scalar::ONE);
+                        c.add_term(Var::Aux(c_idx), -Scalar::ONE);
+                        to_bellpepper(&c, v)
+                    },
                 );
-                cs.enforce(|| format!("xor {block}.{k}"), |_| a, |_| b, |_| c);
                 pending.push_back(c_idx);
             }
             for k in 0..PACKS {
-                let mut a = LinearCombination::<S>::zero();
+                let mut terms = Vec::with_capacity(PACK_BITS);
                 let mut sum = Some(Scalar::ZERO);
                 let mut coeff = Scalar::ONE;
                 for t in 0..PACK_BITS {
@@ -203,7 +220,7 @@ impl<S: TermStorage> Circuit<Scalar> for PorepLikeCircuit<S> {
                             .pop_front()
                             .unwrap_or(fresh[(k * PACK_BITS + t) % FRESH]),
                     };
-                    a.add_term(Var::Aux(idx), coeff);
+                    terms.push((idx, coeff));
                     sum = match (sum, vars.values[idx]) {
                         (Some(s), Some(v)) => Some(s + v * coeff),
                         _ => None,
@@ -214,16 +231,27 @@ impl<S: TermStorage> Circuit<Scalar> for PorepLikeCircuit<S> {
                 vars.aux.push(var);
                 vars.values.push(sum);
                 let x_idx = vars.aux.len() - 1;
-                let mut b = LinearCombination::<S>::zero();
-                b.add_term(Var::Input(0), Scalar::ONE);
-                let mut c = LinearCombination::<S>::zero();
-                c.add_term(Var::Aux(x_idx), Scalar::ONE);
-                let (a, b, c) = (
-                    to_bellpepper(&a, &vars),
-                    to_bellpepper(&b, &vars),
-                    to_bellpepper(&c, &vars),
+                let v = &vars;
+                cs.enforce(
+                    || format!("pack {block}.{k}"),
+                    |_| {
+                        let mut a = LinearCombination::<S>::zero();
+                        for &(idx, c) in &terms {
+                            a.add_term(Var::Aux(idx), c);
+                        }
+                        to_bellpepper(&a, v)
+                    },
+                    |_| {
+                        let mut b = LinearCombination::<S>::zero();
+                        b.add_term(Var::Input(0), Scalar::ONE);
+                        to_bellpepper(&b, v)
+                    },
+                    |_| {
+                        let mut c = LinearCombination::<S>::zero();
+                        c.add_term(Var::Aux(x_idx), Scalar::ONE);
+                        to_bellpepper(&c, v)
+                    },
                 );
-                cs.enforce(|| format!("pack {block}.{k}"), |_| a, |_| b, |_| c);
                 pending_packed.push_back(x_idx);
             }
         }

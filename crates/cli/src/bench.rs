@@ -11,6 +11,8 @@ use crate::report::Report;
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
+    /// Synthesis only: LC storage variants (A1), the size hint (A2), direct or compiled path, thread count.
+    Synth(crate::bench_synth::SynthArgs),
     /// GPU NTT and H polynomial: forward NTT times (kernels only, data on the device) and H times, beside the card's copy and multiply ceilings.
     Ntt(NttArgs),
 }
@@ -34,6 +36,7 @@ pub struct NttArgs {
 pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Ntt(a) => ntt(a),
+        BenchCommand::Synth(a) => crate::bench_synth::run(a),
     }
 }
 

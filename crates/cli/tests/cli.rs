@@ -152,3 +152,34 @@ fn damaged_cached_params_name_the_offset_and_the_fix() {
     );
     assert!(!proof.exists() || std::fs::metadata(&proof).unwrap().len() == 192);
 }
+
+#[test]
+fn bench_synth_reports_every_variant() {
+    let out = cuzk(&[
+        "bench",
+        "synth",
+        "--constraints",
+        "2000",
+        "--iterations",
+        "1",
+        "--partitions",
+        "2",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["circuit"], "porep-like");
+    assert_eq!(summary["constraints_per_round"], 2 * (2000 + 328));
+    for v in ["vec", "smallvec1", "smallvec2", "smallvec4"] {
+        assert!(
+            summary[format!("variant_{v}")]
+                .as_str()
+                .unwrap()
+                .contains("constraints/s"),
+            "{summary}"
+        );
+    }
+    let out = cuzk(&["bench", "synth", "--variant", "smallvec3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("unknown LC backend"), "{}", text(&out));
+}

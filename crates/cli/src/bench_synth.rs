@@ -1,0 +1,254 @@
+//! `cuzk bench synth`: the synth-only microbenchmark (the tool the seeds' regression hunt was won with).
+//!
+//! Every variant synthesizes the same circuits (same seeds); one untimed warm-up round comes first, then the rounds
+//! interleave the variants so that drift in the machine hits them alike. Peak RSS is measured per variant by resetting
+//! the kernel's high-water mark (`/proc/self/clear_refs`) before each run.
+
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use circuits::{PorepLikeCircuit, Sha256Circuit};
+use clap::{Args, ValueEnum};
+use lc_indexer::{Backend, SmallVecTerms1, SmallVecTerms2, SmallVecTerms4, TermStorage, VecTerms};
+use r1cs_synth::{synthesize_batch, CompiledShape, SizeHint, SynthesisOptions};
+
+use crate::report::Report;
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SynthCircuit {
+    /// SHA-256 over --blocks blocks (its LCs are bellpepper's: the variant changes nothing, so its rows measure noise).
+    Sha256,
+    /// The PoRep-shaped synthetic circuit of --constraints constraints (its LCs use the variant's storage).
+    PorepLike,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// Every constraint evaluated while the circuit runs.
+    Direct,
+    /// Witness only, against a compiled shape (compiled once, outside the timing); a, b, c by sparse products.
+    Compiled,
+}
+
+#[derive(Args, Debug)]
+pub struct SynthArgs {
+    /// Which circuit.
+    #[arg(long, value_enum, default_value = "porep-like")]
+    circuit: SynthCircuit,
+    /// Constraints per partition (porep-like; rounded up to whole 200-constraint blocks).
+    #[arg(long, default_value_t = 1 << 20)]
+    constraints: usize,
+    /// SHA-256 blocks per partition (sha256).
+    #[arg(long, default_value_t = 8)]
+    blocks: usize,
+    /// Circuits synthesized together (in parallel, as partitions are).
+    #[arg(long, default_value_t = 1)]
+    partitions: usize,
+    /// Timed rounds per variant (after one warm-up round).
+    #[arg(long, default_value_t = 5)]
+    iterations: usize,
+    /// LC storage variants to compare, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "vec,smallvec1,smallvec2,smallvec4"
+    )]
+    variant: Vec<String>,
+    /// Pre-size every vector from the circuit's known sizes (A2).
+    #[arg(long, value_enum, default_value = "off")]
+    hint: OnOff,
+    /// Synthesis path.
+    #[arg(long, value_enum, default_value = "direct")]
+    path: Path,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Resets the peak-RSS high-water mark (Linux); false where the kernel does not allow it.
+fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+fn median(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(|a, b| a.total_cmp(b));
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+struct Case {
+    args_circuit: SynthCircuit,
+    constraints: usize,
+    blocks: usize,
+    partitions: usize,
+    path: Path,
+    hint: Option<SizeHint>,
+}
+
+/// One timed synthesis of all partitions with storage `S`; returns seconds and the constraint count.
+fn run_once<S: TermStorage>(case: &Case, shape: Option<&CompiledShape>) -> Result<(f64, usize)> {
+    let opts = SynthesisOptions {
+        check: false,
+        hint: case.hint,
+    };
+    let t = Instant::now();
+    let assignments = match case.args_circuit {
+        SynthCircuit::PorepLike => {
+            let circuits: Vec<_> = (0..case.partitions)
+                .map(|p| PorepLikeCircuit::<S>::new(case.constraints, 327, p as u64))
+                .collect();
+            match (case.path, shape) {
+                (Path::Compiled, Some(shape)) => {
+                    use rayon::prelude::*;
+                    circuits
+                        .into_par_iter()
+                        .map(|c| shape.synthesize(c))
+                        .collect::<Result<Vec<_>, _>>()?
+                }
+                _ => synthesize_batch(circuits, &opts)?,
+            }
+        }
+        SynthCircuit::Sha256 => {
+            let circuits: Vec<_> = (0..case.partitions)
+                .map(|p| Sha256Circuit::random(case.blocks, &mut rand_seeded(p as u64)))
+                .collect();
+            match (case.path, shape) {
+                (Path::Compiled, Some(shape)) => {
+                    use rayon::prelude::*;
+                    circuits
+                        .into_par_iter()
+                        .map(|c| shape.synthesize(c))
+                        .collect::<Result<Vec<_>, _>>()?
+                }
+                _ => synthesize_batch(circuits, &opts)?,
+            }
+        }
+    };
+    let secs = t.elapsed().as_secs_f64();
+    let constraints = assignments.iter().map(|a| a.num_constraints()).sum();
+    drop(assignments);
+    Ok((secs, constraints))
+}
+
+fn rand_seeded(seed: u64) -> impl rand::RngCore {
+    use rand::SeedableRng;
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+fn run_variant(
+    backend: Backend,
+    case: &Case,
+    shape: Option<&CompiledShape>,
+) -> Result<(f64, usize)> {
+    match backend {
+        Backend::Vec => run_once::<VecTerms>(case, shape),
+        Backend::SmallVec1 => run_once::<SmallVecTerms1>(case, shape),
+        Backend::SmallVec2 => run_once::<SmallVecTerms2>(case, shape),
+        Backend::SmallVec4 => run_once::<SmallVecTerms4>(case, shape),
+    }
+}
+
+pub fn run(a: SynthArgs) -> Result<()> {
+    if a.iterations == 0 || a.partitions == 0 {
+        bail!("--iterations and --partitions must be at least 1");
+    }
+    let variants: Vec<Backend> = a
+        .variant
+        .iter()
+        .map(|v| v.parse::<Backend>().map_err(anyhow::Error::msg))
+        .collect::<Result<_>>()?;
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = a.threads {
+        pool = pool.num_threads(t);
+    }
+    let pool = pool.build().context("building the thread pool")?;
+    let mut report = Report::streaming("bench synth", a.json);
+    let name = |v: &dyn Fn() -> Option<clap::builder::PossibleValue>| {
+        v().map(|p| p.get_name().to_string()).unwrap_or_default()
+    };
+    report.text("circuit", name(&|| a.circuit.to_possible_value()));
+    report.text("path", name(&|| a.path.to_possible_value()));
+    report.count("partitions", a.partitions);
+    report.count("threads", pool.current_num_threads());
+    let mut case = Case {
+        args_circuit: a.circuit,
+        constraints: a.constraints,
+        blocks: a.blocks,
+        partitions: a.partitions,
+        path: a.path,
+        hint: None,
+    };
+    let shape = match a.path {
+        Path::Direct => None,
+        Path::Compiled => Some(pool.install(|| match a.circuit {
+            SynthCircuit::PorepLike => {
+                CompiledShape::compile(PorepLikeCircuit::<VecTerms>::blank(a.constraints, 327))
+            }
+            SynthCircuit::Sha256 => CompiledShape::compile(Sha256Circuit::blank(a.blocks)),
+        })?),
+    };
+    if a.hint == OnOff::On {
+        // The hint comes from one synthesis of the same shape, as a prover learns it from its first partition.
+        let probe = pool.install(|| match a.circuit {
+            SynthCircuit::PorepLike => r1cs_synth::synthesize(
+                PorepLikeCircuit::<VecTerms>::new(a.constraints, 327, 0),
+                &Default::default(),
+            ),
+            SynthCircuit::Sha256 => r1cs_synth::synthesize(
+                Sha256Circuit::random(a.blocks, &mut rand_seeded(0)),
+                &Default::default(),
+            ),
+        })?;
+        case.hint = Some(probe.size_hint());
+    }
+    report.text("hint", name(&|| a.hint.to_possible_value()));
+    if a.circuit == SynthCircuit::Sha256 && variants.len() > 1 {
+        report.text("note", "sha256 builds bellpepper's LCs: the variants run identical code, so their spread is noise".into());
+    }
+    let can_reset = reset_peak_rss();
+    // Warm-up: every variant once, untimed.
+    for &v in &variants {
+        pool.install(|| run_variant(v, &case, shape.as_ref()))?;
+    }
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
+    let mut peaks: Vec<f64> = vec![0.0; variants.len()];
+    let mut constraints = 0;
+    for _ in 0..a.iterations {
+        for (k, &v) in variants.iter().enumerate() {
+            reset_peak_rss();
+            let (secs, c) = pool.install(|| run_variant(v, &case, shape.as_ref()))?;
+            constraints = c;
+            times[k].push(secs);
+            if let Some(p) = crate::report::peak_rss_mib() {
+                peaks[k] = peaks[k].max(p);
+            }
+        }
+    }
+    report.count("constraints per round", constraints);
+    for (k, v) in variants.iter().enumerate() {
+        let (med, lo, hi) = median(times[k].clone());
+        report.text(
+            &format!("variant {}", v.name()),
+            format!(
+                "median {:.1} ms (min {:.1}, max {:.1}, {} rounds); {:.2} M constraints/s; peak RSS {:.0} MiB{}",
+                med * 1e3,
+                lo * 1e3,
+                hi * 1e3,
+                a.iterations,
+                constraints as f64 / med / 1e6,
+                peaks[k],
+                if can_reset { "" } else { " (process peak: high-water mark not resettable here)" }
+            ),
+        );
+    }
+    report.print(a.json);
+    Ok(())
+}
