@@ -7,10 +7,12 @@
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use bellpepper_core::Circuit;
+use blstrs::Scalar;
 use circuits::{PorepLikeCircuit, Sha256Circuit};
 use clap::{Args, ValueEnum};
 use lc_indexer::{Backend, SmallVecTerms1, SmallVecTerms2, SmallVecTerms4, TermStorage, VecTerms};
-use r1cs_synth::{synthesize_batch, CompiledShape, SizeHint, SynthesisOptions};
+use r1cs_synth::{synthesize_batch, CompiledShape, ProvingAssignment, SizeHint, SynthesisOptions};
 
 use crate::report::Report;
 
@@ -99,38 +101,37 @@ fn run_once<S: TermStorage>(case: &Case, shape: Option<&CompiledShape>) -> Resul
         check: false,
         hint: case.hint,
     };
+    fn synth_all<C: Circuit<Scalar> + Send>(
+        circuits: Vec<C>,
+        shape: Option<&CompiledShape>,
+        opts: &SynthesisOptions,
+    ) -> r1cs_synth::Result<Vec<ProvingAssignment>> {
+        match shape {
+            Some(shape) => shape.synthesize_batch(circuits),
+            None => synthesize_batch(circuits, opts),
+        }
+    }
+    let shape = if case.path == Path::Compiled {
+        shape
+    } else {
+        None
+    };
     let t = Instant::now();
     let assignments = match case.args_circuit {
-        SynthCircuit::PorepLike => {
-            let circuits: Vec<_> = (0..case.partitions)
+        SynthCircuit::PorepLike => synth_all(
+            (0..case.partitions)
                 .map(|p| PorepLikeCircuit::<S>::new(case.constraints, 327, p as u64))
-                .collect();
-            match (case.path, shape) {
-                (Path::Compiled, Some(shape)) => {
-                    use rayon::prelude::*;
-                    circuits
-                        .into_par_iter()
-                        .map(|c| shape.synthesize(c))
-                        .collect::<Result<Vec<_>, _>>()?
-                }
-                _ => synthesize_batch(circuits, &opts)?,
-            }
-        }
-        SynthCircuit::Sha256 => {
-            let circuits: Vec<_> = (0..case.partitions)
+                .collect(),
+            shape,
+            &opts,
+        )?,
+        SynthCircuit::Sha256 => synth_all(
+            (0..case.partitions)
                 .map(|p| Sha256Circuit::random(case.blocks, &mut rand_seeded(p as u64)))
-                .collect();
-            match (case.path, shape) {
-                (Path::Compiled, Some(shape)) => {
-                    use rayon::prelude::*;
-                    circuits
-                        .into_par_iter()
-                        .map(|c| shape.synthesize(c))
-                        .collect::<Result<Vec<_>, _>>()?
-                }
-                _ => synthesize_batch(circuits, &opts)?,
-            }
-        }
+                .collect(),
+            shape,
+            &opts,
+        )?,
     };
     let secs = t.elapsed().as_secs_f64();
     let constraints = assignments.iter().map(|a| a.num_constraints()).sum();

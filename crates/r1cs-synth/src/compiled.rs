@@ -229,6 +229,26 @@ impl CompiledShape {
         })
     }
 
+    /// [`CompiledShape::synthesize`] for many circuits of this shape, in parallel; the first error in circuit order is returned.
+    ///
+    /// # Errors
+    /// As [`CompiledShape::synthesize`]; a circuit's own failure names its index in the batch.
+    pub fn synthesize_batch<C: Circuit<Scalar> + Send>(
+        &self,
+        circuits: Vec<C>,
+    ) -> Result<Vec<ProvingAssignment>> {
+        circuits
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, c)| {
+                self.synthesize(c).map_err(|e| match e {
+                    Error::Synthesis { source, .. } => Error::Synthesis { circuit: i, source },
+                    other => other,
+                })
+            })
+            .collect()
+    }
+
     /// Row-parallel sparse matrix times vector.
     fn spmv(&self, m: &CsrMatrix, values: &[Scalar]) -> Vec<Scalar> {
         (0..m.rows())

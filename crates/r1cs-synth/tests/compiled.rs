@@ -155,3 +155,18 @@ mod files {
         assert_eq!(CompiledShape::read_file(&path, "id").unwrap(), first);
     }
 }
+
+#[test]
+fn compiled_batch_equals_one_by_one() {
+    let shape = CompiledShape::compile(Sha256Circuit::blank(1)).unwrap();
+    let mut rng = seeded_rng(50);
+    let circuits: Vec<_> = (0..3).map(|_| Sha256Circuit::random(1, &mut rng)).collect();
+    let batch = shape.synthesize_batch(circuits.clone()).unwrap();
+    for (c, got) in circuits.into_iter().zip(batch) {
+        assert_eq!(got, synthesize(c, &SynthesisOptions::default()).unwrap());
+    }
+    let err = shape
+        .synthesize_batch(vec![Sha256Circuit::blank(1)])
+        .unwrap_err();
+    assert!(matches!(err, Error::Synthesis { circuit: 0, .. }), "{err}");
+}
