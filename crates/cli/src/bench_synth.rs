@@ -76,6 +76,14 @@ pub struct SynthArgs {
     json: bool,
 }
 
+/// Minor page faults of this process so far (Linux `/proc/self/stat`, field 10), if readable.
+fn minor_faults() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is parenthesised and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(7)?.parse().ok()
+}
+
 /// Resets the peak-RSS high-water mark (Linux); false where the kernel does not allow it.
 fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
@@ -221,11 +229,16 @@ pub fn run(a: SynthArgs) -> Result<()> {
     }
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
     let mut peaks: Vec<f64> = vec![0.0; variants.len()];
+    let mut faults: Vec<Vec<u64>> = vec![Vec::new(); variants.len()];
     let mut constraints = 0;
     for _ in 0..a.iterations {
         for (k, &v) in variants.iter().enumerate() {
             reset_peak_rss();
+            let faults_before = minor_faults();
             let (secs, c) = pool.install(|| run_variant(v, &case, shape.as_ref()))?;
+            if let (Some(a), Some(b)) = (faults_before, minor_faults()) {
+                faults[k].push(b - a);
+            }
             constraints = c;
             times[k].push(secs);
             if let Some(p) = crate::report::peak_rss_mib() {
@@ -239,14 +252,19 @@ pub fn run(a: SynthArgs) -> Result<()> {
         report.text(
             &format!("variant {}", v.name()),
             format!(
-                "median {:.1} ms (min {:.1}, max {:.1}, {} rounds); {:.2} M constraints/s; peak RSS {:.0} MiB{}",
+                "median {:.1} ms (min {:.1}, max {:.1}, {} rounds); {:.2} M constraints/s; peak RSS {:.0} MiB{}; minor page faults per round {}",
                 med * 1e3,
                 lo * 1e3,
                 hi * 1e3,
                 a.iterations,
                 constraints as f64 / med / 1e6,
                 peaks[k],
-                if can_reset { "" } else { " (process peak: high-water mark not resettable here)" }
+                if can_reset { "" } else { " (process peak: high-water mark not resettable here)" },
+                {
+                    let mut f = faults[k].clone();
+                    f.sort_unstable();
+                    f.get(f.len() / 2).map_or("unknown".to_string(), |m| m.to_string())
+                }
             ),
         );
     }
