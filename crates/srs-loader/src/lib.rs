@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod fixed_base;
 mod format;
 mod setup;
 

@@ -9,6 +9,7 @@ use r1cs_synth::{R1csShape, SparseMatrix, Var};
 use rand_core::RngCore;
 use rayon::prelude::*;
 
+use crate::fixed_base::FixedBase;
 use crate::{Error, Parameters, Result, VerifyingKey};
 
 /// Generates Groth16 parameters for `circuit` with fresh random τ, α, β, γ, δ from `rng`.
@@ -101,26 +102,6 @@ fn evaluate_columns(
     out
 }
 
-fn g1_batch(scalars: &[Scalar]) -> Vec<G1Affine> {
-    let g = G1Projective::generator();
-    let proj: Vec<G1Projective> = scalars.par_iter().map(|s| g * s).collect();
-    let mut out = vec![G1Affine::default(); proj.len()];
-    out.par_chunks_mut(4096)
-        .zip(proj.par_chunks(4096))
-        .for_each(|(o, p)| G1Projective::batch_normalize(p, o));
-    out
-}
-
-fn g2_batch(scalars: &[Scalar]) -> Vec<G2Affine> {
-    let g = G2Projective::generator();
-    let proj: Vec<G2Projective> = scalars.par_iter().map(|s| g * s).collect();
-    let mut out = vec![G2Affine::default(); proj.len()];
-    out.par_chunks_mut(4096)
-        .zip(proj.par_chunks(4096))
-        .for_each(|(o, p)| G2Projective::batch_normalize(p, o));
-    out
-}
-
 fn nonzero_only(v: &[Scalar]) -> Vec<Scalar> {
     v.iter()
         .copied()
@@ -159,6 +140,10 @@ fn generate(shape: &R1csShape, m: usize, s: &Secrets) -> Result<Parameters> {
         .map(|t| t * z_over_delta)
         .collect();
     let v_nonzero = nonzero_only(&v);
+    let g1_comb = FixedBase::new(G1Projective::generator());
+    let g2_comb = FixedBase::new(G2Projective::generator());
+    let g1_batch = |scalars: &[Scalar]| -> Vec<G1Affine> { g1_comb.mul_batch(scalars) };
+    let g2_batch = |scalars: &[Scalar]| -> Vec<G2Affine> { g2_comb.mul_batch(scalars) };
     let g1 = G1Projective::generator();
     let g2 = G2Projective::generator();
     Ok(Parameters {
