@@ -248,21 +248,24 @@ fn prove_checked(
         Ok(a_in + a_aux)
     })?;
 
+    // B_G1 and B_G2 take the same density-selected scalars: gather them once.
     let b_in = b_input_density.count_ones();
+    let b_inputs = selection(&b_input_density)
+        .gather(&inputs, b_in)
+        .map_err(msm_err("B inputs"))?;
+    let b_aux = selection(&b_aux_density)
+        .gather(&aux, params.b_g1.len().saturating_sub(b_in))
+        .map_err(msm_err("B aux"))?;
     let b_g1_msm = timed(&mut t.msm_b_g1, || -> Result<G1Projective> {
         let x =
-            msm_cuda::msm_g1_selected(&params.b_g1[..b_in], &inputs, selection(&b_input_density))
-                .map_err(msm_err("B_G1 inputs"))?;
-        let w = msm_cuda::msm_g1_selected(&params.b_g1[b_in..], &aux, selection(&b_aux_density))
-            .map_err(msm_err("B_G1 aux"))?;
+            msm_cuda::msm_g1(&params.b_g1[..b_in], &b_inputs).map_err(msm_err("B_G1 inputs"))?;
+        let w = msm_cuda::msm_g1(&params.b_g1[b_in..], &b_aux).map_err(msm_err("B_G1 aux"))?;
         Ok(x + w)
     })?;
     let b_g2_msm = timed(&mut t.msm_b_g2, || -> Result<G2Projective> {
         let x =
-            msm_cuda::msm_g2_selected(&params.b_g2[..b_in], &inputs, selection(&b_input_density))
-                .map_err(msm_err("B_G2 inputs"))?;
-        let w = msm_cuda::msm_g2_selected(&params.b_g2[b_in..], &aux, selection(&b_aux_density))
-            .map_err(msm_err("B_G2 aux"))?;
+            msm_cuda::msm_g2(&params.b_g2[..b_in], &b_inputs).map_err(msm_err("B_G2 inputs"))?;
+        let w = msm_cuda::msm_g2(&params.b_g2[b_in..], &b_aux).map_err(msm_err("B_G2 aux"))?;
         Ok(x + w)
     })?;
 

@@ -47,12 +47,28 @@ impl Selection<'_> {
         self.words[i / 64] >> (i % 64) & 1 == 1
     }
 
+    /// Set bits among the first `len` (whole words by popcount, the last one masked).
     fn count_ones(&self) -> usize {
-        (0..self.len).filter(|&i| self.get(i)).count()
+        let full = self.len / 64;
+        let whole: usize = self.words[..full]
+            .iter()
+            .map(|w| w.count_ones() as usize)
+            .sum();
+        let rest = self.len % 64;
+        whole
+            + if rest == 0 {
+                0
+            } else {
+                (self.words[full] & ((1u64 << rest) - 1)).count_ones() as usize
+            }
     }
 
-    /// The selected scalars, in order.
-    fn gather(&self, scalars: &[Scalar], bases: usize) -> Result<Vec<Scalar>> {
+    /// The selected scalars, in order, checked against the number of bases they will pair with.
+    /// Gather once and reuse when several MSMs (G1 and G2 of one query) take the same selection.
+    ///
+    /// # Errors
+    /// [`Error::SelectionMismatch`] if the selection does not cover the scalars or its set bits do not count the bases.
+    pub fn gather(&self, scalars: &[Scalar], bases: usize) -> Result<Vec<Scalar>> {
         let ones = if self.words.len() * 64 >= self.len {
             self.count_ones()
         } else {

@@ -112,3 +112,26 @@ fn length_mismatch_is_an_error() {
         }
     );
 }
+
+#[test]
+fn selection_ignores_bits_past_its_length() {
+    let mut rng = fresh_rng("selection_ignores_bits_past_its_length");
+    // 70 scalars, bits 0, 3 and 69 selected; garbage above bit 69 in the last word must not count.
+    let words = [0b1001u64, (1 << 5) | (0xffu64 << 8)];
+    let sel = Selection {
+        words: &words,
+        len: 70,
+    };
+    let scalars: Vec<Scalar> = (0..70).map(|_| edge_or_random_scalar(&mut rng)).collect();
+    let picked = sel.gather(&scalars, 3).unwrap();
+    assert_eq!(picked, vec![scalars[0], scalars[3], scalars[69]]);
+    let bases = random_g1(3, &mut rng);
+    assert_eq!(
+        msm_g1_selected(&bases, &scalars, sel).unwrap(),
+        naive_msm_g1(&bases, &picked)
+    );
+    assert!(matches!(
+        sel.gather(&scalars, 4),
+        Err(Error::SelectionMismatch { ones: 3, .. })
+    ));
+}

@@ -689,7 +689,6 @@ pub fn h_polynomial_on_device(
         &mut dc,
         [&streams[0], &streams[1], &streams[2]],
     )?;
-    // b, c and the other two streams are released on return; cudaFree waits for their pending work.
     // The uploads read `a`, `b` and `c` asynchronously when they are pinned: wait for all three streams before the
     // borrow ends (h itself is done too by then, on streams[0]).
     for s in &streams {
