@@ -1,5 +1,8 @@
 #![doc = include_str!("../README.md")]
 
+mod ffi;
+pub mod gpu;
+
 use blst::{blst_p1, blst_p1_affine, blst_p2, blst_p2_affine, MultiPoint};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Group;
@@ -15,6 +18,25 @@ pub enum Error {
         bases: usize,
         /// Number of scalars.
         scalars: usize,
+    },
+    /// No usable GPU (not built with CUDA, no device, or `CUZK_NO_GPU=1`); says which.
+    #[error("no GPU: {0}")]
+    NoDevice(String),
+    /// A CUDA call or kernel failed.
+    #[error("CUDA error {code}: {message}")]
+    Cuda {
+        /// The CUDA error code (or 1 for a check of ours).
+        code: i32,
+        /// What failed.
+        message: String,
+    },
+    /// A selection's words hold fewer bits than its length.
+    #[error("selection of {bits} bits has only {words} 64-bit words")]
+    SelectionShort {
+        /// Bits the selection claims.
+        bits: usize,
+        /// Words it has.
+        words: usize,
     },
     /// A selection bitmask does not fit the scalars or the bases.
     #[error("selection covers {bits} scalars with {ones} set, but there are {scalars} scalars and {bases} bases")]
@@ -61,6 +83,29 @@ impl Selection<'_> {
             } else {
                 (self.words[full] & ((1u64 << rest) - 1)).count_ones() as usize
             }
+    }
+
+    /// The number of selected scalars, once the selection is checked to cover exactly `scalars` of them.
+    ///
+    /// # Errors
+    /// [`Error::SelectionMismatch`] if the words are too few for `len` bits or `len` is not `scalars`.
+    pub fn selected(&self, scalars: usize) -> Result<usize> {
+        if self.words.len() * 64 < self.len {
+            return Err(Error::SelectionShort {
+                bits: self.len,
+                words: self.words.len(),
+            });
+        }
+        let ones = self.count_ones();
+        if self.len != scalars {
+            return Err(Error::SelectionMismatch {
+                bits: self.len,
+                ones,
+                scalars,
+                bases: ones,
+            });
+        }
+        Ok(ones)
     }
 
     /// The selected scalars, in order, checked against the number of bases they will pair with.

@@ -192,6 +192,11 @@ mod imp {
         pub(crate) fn raw(&self) -> *mut c_void {
             self.ptr
         }
+
+        /// The device address of the first scalar, for other crates' kernels (msm-cuda reads h from here).
+        pub fn device_ptr(&self) -> *const c_void {
+            self.ptr
+        }
     }
 
     impl Drop for DeviceScalars {
@@ -510,6 +515,9 @@ mod imp {
         }
         pub fn is_empty(&self) -> bool {
             true
+        }
+        pub fn device_ptr(&self) -> *const std::ffi::c_void {
+            std::ptr::null()
         }
     }
 

@@ -54,6 +54,48 @@ pub fn random_g2(n: usize, rng: &mut impl Rng) -> Vec<G2Affine> {
     out
 }
 
+/// `n` points for large MSM tests and benchmarks, fast: chunks of 4096 start at a random point and step by another
+/// random point, so neighbours are related but no point is a simple multiple of a fixed generator. Never the identity
+/// in practice (a chunk would have to hit it exactly).
+pub fn random_points_fast<G: Curve + Send + Sync>(
+    n: usize,
+    rng: &mut impl Rng,
+) -> Vec<G::AffineRepr>
+where
+    G::AffineRepr: Send + Default + Clone,
+{
+    use rayon::prelude::*;
+    const CHUNK: usize = 4096;
+    let starts: Vec<(G, G)> = (0..n.div_ceil(CHUNK))
+        .map(|_| (G::random(&mut *rng), G::random(&mut *rng)))
+        .collect();
+    let mut out = vec![G::AffineRepr::default(); n];
+    out.par_chunks_mut(CHUNK)
+        .zip(starts.par_iter())
+        .for_each(|(dst, (start, step))| {
+            let mut p = *start;
+            let proj: Vec<G> = (0..dst.len())
+                .map(|_| {
+                    let q = p;
+                    p += step;
+                    q
+                })
+                .collect();
+            G::batch_normalize(&proj, dst);
+        });
+    out
+}
+
+/// [`random_points_fast`] in G1.
+pub fn random_g1_fast(n: usize, rng: &mut impl Rng) -> Vec<G1Affine> {
+    random_points_fast::<G1Projective>(n, rng)
+}
+
+/// [`random_points_fast`] in G2.
+pub fn random_g2_fast(n: usize, rng: &mut impl Rng) -> Vec<G2Affine> {
+    random_points_fast::<G2Projective>(n, rng)
+}
+
 /// Naive G1 MSM: the sum of `s_i * P_i`, one scalar multiplication at a time.
 pub fn naive_msm_g1(bases: &[G1Affine], scalars: &[Scalar]) -> G1Projective {
     assert_eq!(bases.len(), scalars.len());
@@ -307,6 +349,29 @@ pub fn gpu_or_skip<E: std::fmt::Display>(test: &str, available: Result<String, E
             false
         }
     }
+}
+
+/// Asserts that a CUDA crate's committed bindings (`src/ffi.rs`) were generated from its current C header: the file
+/// records the SHA-256 of the header and the shared status header, which `cargo xtask bindgen` writes.
+pub fn assert_ffi_in_sync(crate_root: &str, header: &str) {
+    use sha2::{Digest, Sha256};
+    let ffi =
+        std::fs::read_to_string(format!("{crate_root}/src/ffi.rs")).expect("reading src/ffi.rs");
+    let recorded = ffi
+        .lines()
+        .find_map(|l| l.strip_prefix("// header-sha256: "))
+        .expect("src/ffi.rs records the header hash");
+    let mut h = Sha256::new();
+    h.update(std::fs::read(format!("{crate_root}/{header}")).expect("reading the header"));
+    h.update(
+        std::fs::read(format!("{crate_root}/../cuda-build/include/cuzk_status.h"))
+            .expect("reading the status header"),
+    );
+    let actual = hex::encode(h.finalize());
+    assert_eq!(
+        recorded, actual,
+        "{header} changed since src/ffi.rs was generated: run `cargo xtask bindgen`"
+    );
 }
 
 #[cfg(test)]

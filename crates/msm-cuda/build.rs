@@ -1,0 +1,6 @@
+fn main() {
+    cuda_build::Kernels::new("msm_cuda_kernels")
+        .source("cuda/msm.cu")
+        .header("cuda/msm.h")
+        .build();
+}

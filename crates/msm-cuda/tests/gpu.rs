@@ -1,0 +1,511 @@
+//! GPU against blstrs: base-field and curve arithmetic, and MSMs against blst's multiexp on fresh random inputs and
+//! edge cases (zero scalars, scalar 1, p - 1, identity bases, repeated bases, sizes that are not powers of two), with
+//! and without the 0/1 split, for every window, against resident bases, selections and device scalars.
+//! Skipped with a printed reason without a GPU; failing instead when CUZK_REQUIRE_GPU=1.
+//! `cargo test -p msm-cuda --test gpu -- --ignored` runs the heavy sweep (2^24, 2^26).
+
+use blst::{blst_fp, blst_fp2};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::Field;
+use group::{prime::PrimeCurveAffine, Curve, Group};
+use msm_cuda::gpu::{self, CurveOp, DeviceBases, FieldOp, GpuCurve, GpuScalars, MsmOptions};
+use msm_cuda::{msm_g1, msm_g2, Selection};
+use rand::Rng;
+use test_utils::{
+    edge_or_random_scalar, fresh_rng, gpu_or_skip, random_g1, random_g1_fast, random_g2,
+};
+
+/// blst's own field arithmetic: the reference the device is checked against.
+mod reference {
+    #![allow(unsafe_code)]
+    use blst::*;
+    use rand::Rng;
+
+    // SAFETY (every block below): blst's functions take valid pointers to initialised field elements and write one.
+    pub fn from_u64(v: u64) -> blst_fp {
+        let mut r = blst_fp::default();
+        let limbs = [v, 0, 0, 0, 0, 0];
+        unsafe { blst_fp_from_uint64(&mut r, limbs.as_ptr()) };
+        r
+    }
+
+    /// Uniform below p: rejection sampling of 381-bit values, then into Montgomery form.
+    pub fn random(rng: &mut impl Rng) -> blst_fp {
+        const P: [u64; 6] = [
+            0xb9feffffffffaaab,
+            0x1eabfffeb153ffff,
+            0x6730d2a0f6b0f624,
+            0x64774b84f38512bf,
+            0x4b1ba7b6434bacd7,
+            0x1a0111ea397fe69a,
+        ];
+        loop {
+            let mut l: [u64; 6] = rng.gen();
+            l[5] &= (1 << 61) - 1;
+            if (0..6).rev().map(|i| l[i].cmp(&P[i])).find(|o| o.is_ne())
+                == Some(std::cmp::Ordering::Less)
+            {
+                let mut r = blst_fp::default();
+                unsafe { blst_fp_from_uint64(&mut r, l.as_ptr()) };
+                return r;
+            }
+        }
+    }
+
+    macro_rules! binary {
+        ($name:ident, $t:ty, $f:ident) => {
+            pub fn $name(a: &$t, b: &$t) -> $t {
+                let mut r = <$t>::default();
+                unsafe { $f(&mut r, a, b) };
+                r
+            }
+        };
+    }
+    macro_rules! unary {
+        ($name:ident, $t:ty, $f:ident) => {
+            pub fn $name(a: &$t) -> $t {
+                let mut r = <$t>::default();
+                unsafe { $f(&mut r, a) };
+                r
+            }
+        };
+    }
+    binary!(add, blst_fp, blst_fp_add);
+    binary!(sub, blst_fp, blst_fp_sub);
+    binary!(mul, blst_fp, blst_fp_mul);
+    unary!(sqr, blst_fp, blst_fp_sqr);
+    unary!(inv, blst_fp, blst_fp_inverse);
+    binary!(add2, blst_fp2, blst_fp2_add);
+    binary!(sub2, blst_fp2, blst_fp2_sub);
+    binary!(mul2, blst_fp2, blst_fp2_mul);
+    unary!(sqr2, blst_fp2, blst_fp2_sqr);
+    unary!(inv2, blst_fp2, blst_fp2_inverse);
+
+    pub fn neg(a: &blst_fp) -> blst_fp {
+        let mut r = blst_fp::default();
+        unsafe { blst_fp_cneg(&mut r, a, true) };
+        r
+    }
+
+    pub fn neg2(a: &blst_fp2) -> blst_fp2 {
+        let mut r = blst_fp2::default();
+        unsafe { blst_fp2_cneg(&mut r, a, true) };
+        r
+    }
+}
+
+fn fp_edges() -> Vec<blst_fp> {
+    use reference::*;
+    let (one, two) = (from_u64(1), from_u64(2));
+    vec![from_u64(0), one, neg(&one), two, neg(&two)]
+}
+
+#[test]
+fn fp_arithmetic_matches_blst() {
+    use reference::*;
+    if !gpu_or_skip("fp_arithmetic_matches_blst", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("fp_arithmetic_matches_blst");
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for x in fp_edges() {
+        for y in fp_edges() {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    for _ in 0..3000 {
+        a.push(random(&mut rng));
+        b.push(random(&mut rng));
+    }
+    let check = |op, f: &dyn Fn(&blst_fp, &blst_fp) -> blst_fp, count: usize| {
+        let got = gpu::fp_elementwise(op, &a[..count], &b[..count]).unwrap();
+        for i in 0..count {
+            assert_eq!(
+                got[i],
+                f(&a[i], &b[i]),
+                "{op:?} at {i}: a = {:?}, b = {:?}",
+                a[i],
+                b[i]
+            );
+        }
+    };
+    let all = a.len();
+    check(FieldOp::Add, &add, all);
+    check(FieldOp::Sub, &sub, all);
+    check(FieldOp::Mul, &mul, all);
+    check(FieldOp::Square, &|x, _| sqr(x), all);
+    check(FieldOp::Neg, &|x, _| neg(x), all);
+    check(FieldOp::Inverse, &|x, _| inv(x), 300);
+}
+
+#[test]
+fn fp2_arithmetic_matches_blst() {
+    use reference::*;
+    if !gpu_or_skip("fp2_arithmetic_matches_blst", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("fp2_arithmetic_matches_blst");
+    let edges: Vec<blst_fp2> = fp_edges()
+        .into_iter()
+        .flat_map(|x| fp_edges().into_iter().map(move |y| blst_fp2 { fp: [x, y] }))
+        .collect();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for x in &edges {
+        for y in edges.iter().step_by(3) {
+            a.push(*x);
+            b.push(*y);
+        }
+    }
+    for _ in 0..2000 {
+        a.push(blst_fp2 {
+            fp: [random(&mut rng), random(&mut rng)],
+        });
+        b.push(blst_fp2 {
+            fp: [random(&mut rng), random(&mut rng)],
+        });
+    }
+    let check = |op, f: &dyn Fn(&blst_fp2, &blst_fp2) -> blst_fp2, count: usize| {
+        let got = gpu::fp2_elementwise(op, &a[..count], &b[..count]).unwrap();
+        for i in 0..count {
+            assert_eq!(
+                got[i],
+                f(&a[i], &b[i]),
+                "{op:?} at {i}: a = {:?}, b = {:?}",
+                a[i],
+                b[i]
+            );
+        }
+    };
+    let all = a.len();
+    check(FieldOp::Add, &add2, all);
+    check(FieldOp::Sub, &sub2, all);
+    check(FieldOp::Mul, &mul2, all);
+    check(FieldOp::Square, &|x, _| sqr2(x), all);
+    check(FieldOp::Neg, &|x, _| neg2(x), all);
+    check(FieldOp::Inverse, &|x, _| inv2(x), 200);
+}
+
+/// Pairs of points covering the special cases of addition: identities, equal points (the doubling case of an
+/// addition), opposite points, and random pairs.
+fn curve_pairs<A>(random: &[A]) -> (Vec<A>, Vec<A>)
+where
+    A: PrimeCurveAffine + std::ops::Neg<Output = A>,
+{
+    let id = A::identity();
+    let (p, q) = (random[0], random[1]);
+    let mut a = vec![id, id, p, p, p, p];
+    let mut b = vec![id, p, id, p, -p, q];
+    for w in random[2..].chunks(2) {
+        a.push(w[0]);
+        b.push(*w.get(1).unwrap_or(&w[0]));
+    }
+    (a, b)
+}
+
+/// The CPU result of one curve test case, per element index.
+type Expected<'a, P> = &'a dyn Fn(usize) -> P;
+
+fn check_curve_ops<A>(random: &[A])
+where
+    A: GpuCurve
+        + PrimeCurveAffine<Curve = <A as GpuCurve>::Projective>
+        + std::ops::Neg<Output = A>
+        + std::fmt::Debug,
+    <A as GpuCurve>::Projective: std::fmt::Debug
+        + PartialEq
+        + From<A>
+        + std::ops::Mul<Scalar, Output = <A as GpuCurve>::Projective>,
+{
+    let (a, b) = curve_pairs(random);
+    let proj = |p: &A| <A as GpuCurve>::Projective::from(*p);
+    let cases: [(CurveOp, Expected<'_, <A as GpuCurve>::Projective>); 5] = [
+        (CurveOp::AddMixed, &|i| proj(&a[i]) + proj(&b[i])),
+        (CurveOp::AddFull, &|i| {
+            proj(&a[i]).double() + proj(&b[i]).double()
+        }),
+        (CurveOp::Double, &|i| (proj(&a[i]) + proj(&b[i])).double()),
+        (CurveOp::NegAdd, &|i| proj(&b[i]) - proj(&a[i])),
+        (CurveOp::MulIndex, &|i| proj(&a[i]) * Scalar::from(i as u64)),
+    ];
+    for (op, want) in cases {
+        let got = gpu::curve_elementwise(op, &a, &b).unwrap();
+        for i in 0..a.len() {
+            assert_eq!(
+                got[i],
+                want(i),
+                "{op:?} at {i}: a = {:?}, b = {:?}",
+                a[i],
+                b[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn g1_arithmetic_matches_blstrs() {
+    if !gpu_or_skip("g1_arithmetic_matches_blstrs", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("g1_arithmetic_matches_blstrs");
+    check_curve_ops(&random_g1(600, &mut rng));
+}
+
+#[test]
+fn g2_arithmetic_matches_blstrs() {
+    if !gpu_or_skip("g2_arithmetic_matches_blstrs", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("g2_arithmetic_matches_blstrs");
+    check_curve_ops(&random_g2(300, &mut rng));
+}
+
+/// Scalars with every kind of edge case mixed in, and bases with identities and repeats.
+fn edge_inputs(n: usize, rng: &mut impl Rng) -> (Vec<G1Affine>, Vec<Scalar>) {
+    let mut bases = if n > 4096 {
+        random_g1_fast(n, rng)
+    } else {
+        random_g1(n, rng)
+    };
+    let mut scalars: Vec<Scalar> = (0..n).map(|_| edge_or_random_scalar(rng)).collect();
+    if n > 5 {
+        bases[1] = G1Affine::identity();
+        bases[2] = bases[0];
+        bases[4] = (-G1Projective::from(bases[3])).to_affine(); // a base and its negation
+        scalars[3] = -Scalar::ONE;
+        scalars[4] = -Scalar::ONE;
+        scalars[0] = Scalar::ONE;
+        scalars[2] = Scalar::ONE; // the same base twice through the scalar-1 path
+    }
+    (bases, scalars)
+}
+
+/// PoRep-like assignments: about half zeros, half ones, a few full-width values.
+fn porep_like_scalars(n: usize, rng: &mut impl Rng) -> Vec<Scalar> {
+    (0..n)
+        .map(|_| match rng.gen_range(0..1000) {
+            0..=489 => Scalar::ZERO,
+            490..=974 => Scalar::ONE,
+            _ => Scalar::random(&mut *rng),
+        })
+        .collect()
+}
+
+#[test]
+fn g1_msm_matches_blst_across_sizes() {
+    if !gpu_or_skip("g1_msm_matches_blst_across_sizes", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("g1_msm_matches_blst_across_sizes");
+    let mut sizes = vec![
+        1usize, 2, 3, 5, 31, 32, 33, 100, 255, 256, 257, 1000, 4095, 4097,
+    ];
+    for lg in 13..=20 {
+        sizes.push(1 << lg);
+        sizes.push((1 << lg) + rng.gen_range(1..1000));
+    }
+    for n in sizes {
+        let (bases, scalars) = edge_inputs(n, &mut rng);
+        let want = msm_g1(&bases, &scalars).unwrap();
+        let resident = DeviceBases::upload(&bases).unwrap();
+        for split in [true, false] {
+            let opts = MsmOptions {
+                window: None,
+                split,
+            };
+            let (got, stats) = resident.msm(0, GpuScalars::Host(&scalars), &opts).unwrap();
+            assert_eq!(got, want, "n = {n}, split = {split}, stats = {stats:?}");
+            assert_eq!(stats.zeros + stats.ones + stats.others, n as u64);
+        }
+    }
+}
+
+#[test]
+fn g1_msm_every_window_and_scalar_mix() {
+    if !gpu_or_skip("g1_msm_every_window_and_scalar_mix", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("g1_msm_every_window_and_scalar_mix");
+    let n = 3000;
+    let (bases, scalars) = edge_inputs(n, &mut rng);
+    let resident = DeviceBases::upload(&bases).unwrap();
+    let want = msm_g1(&bases, &scalars).unwrap();
+    for window in 1..=20 {
+        let opts = MsmOptions {
+            window: Some(window),
+            split: window % 2 == 0,
+        };
+        let (got, stats) = resident.msm(0, GpuScalars::Host(&scalars), &opts).unwrap();
+        assert_eq!(got, want, "window {window}");
+        assert_eq!(stats.window, window);
+    }
+    // Scalar mixes: all zero, all one, all p - 1, PoRep-like, and the full range of one window's digits.
+    let mixes: Vec<(&str, Vec<Scalar>)> = vec![
+        ("zeros", vec![Scalar::ZERO; n]),
+        ("ones", vec![Scalar::ONE; n]),
+        ("minus ones", vec![-Scalar::ONE; n]),
+        ("porep-like", porep_like_scalars(n, &mut rng)),
+        ("small", (0..n).map(|i| Scalar::from(i as u64)).collect()),
+    ];
+    for (name, s) in mixes {
+        let want = msm_g1(&bases, &s).unwrap();
+        for split in [true, false] {
+            let (got, stats) = resident
+                .msm(
+                    0,
+                    GpuScalars::Host(&s),
+                    &MsmOptions {
+                        window: None,
+                        split,
+                    },
+                )
+                .unwrap();
+            assert_eq!(got, want, "{name}, split = {split}, stats = {stats:?}");
+        }
+    }
+}
+
+#[test]
+fn resident_bases_serve_many_msms() {
+    if !gpu_or_skip("resident_bases_serve_many_msms", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("resident_bases_serve_many_msms");
+    let n = 20_000;
+    let bases = random_g1(n, &mut rng);
+    let resident = DeviceBases::upload(&bases).unwrap();
+    let opts = MsmOptions::default();
+    for round in 0..4 {
+        // A sub-range at an offset, with fresh scalars each time.
+        let offset = rng.gen_range(0..n / 2);
+        let len = rng.gen_range(1..n - offset);
+        let s: Vec<Scalar> = if round % 2 == 0 {
+            porep_like_scalars(len, &mut rng)
+        } else {
+            (0..len).map(|_| edge_or_random_scalar(&mut rng)).collect()
+        };
+        let (got, _) = resident.msm(offset, GpuScalars::Host(&s), &opts).unwrap();
+        assert_eq!(
+            got,
+            msm_g1(&bases[offset..offset + len], &s).unwrap(),
+            "round {round}"
+        );
+    }
+    // A density selection: the full assignment is longer than the bases, and the set bits pick the scalars.
+    let full_len = n + 5000;
+    let full: Vec<Scalar> = porep_like_scalars(full_len, &mut rng);
+    let mut words = vec![0u64; full_len.div_ceil(64)];
+    let mut picked = 0;
+    for i in 0..full_len {
+        if picked < n && rng.gen_bool(0.8) {
+            words[i / 64] |= 1 << (i % 64);
+            picked += 1;
+        }
+    }
+    let selection = Selection {
+        words: &words,
+        len: full_len,
+    };
+    let (got, _) = resident.msm_selected(0, &full, selection, &opts).unwrap();
+    let want = msm_cuda::msm_g1_selected(&bases[..picked], &full, selection).unwrap();
+    assert_eq!(got, want);
+    // Out of range and mismatched selections are errors, not crashes.
+    assert!(resident
+        .msm(n - 1, GpuScalars::Host(&[Scalar::ONE; 2]), &opts)
+        .is_err());
+    assert!(resident
+        .msm_selected(0, &full[1..], selection, &opts)
+        .is_err());
+}
+
+#[test]
+fn msm_reads_scalars_from_device_memory() {
+    if !gpu_or_skip("msm_reads_scalars_from_device_memory", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("msm_reads_scalars_from_device_memory");
+    let n = 5000;
+    let (bases, scalars) = edge_inputs(n, &mut rng);
+    let stream = ntt_cuda::gpu::Stream::new().unwrap();
+    let dev = ntt_cuda::gpu::DeviceScalars::from_host_padded(&scalars, n, &stream).unwrap();
+    stream.synchronize().unwrap();
+    let resident = DeviceBases::upload(&bases).unwrap();
+    let (got, _) = resident
+        .msm(0, GpuScalars::Device(&dev), &MsmOptions::default())
+        .unwrap();
+    assert_eq!(got, msm_g1(&bases, &scalars).unwrap());
+}
+
+#[test]
+fn g2_msm_matches_blst() {
+    if !gpu_or_skip("g2_msm_matches_blst", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("g2_msm_matches_blst");
+    for n in [1usize, 2, 7, 100, 1000, 5000] {
+        let mut bases = random_g2(n, &mut rng);
+        let mut scalars: Vec<Scalar> = (0..n).map(|_| edge_or_random_scalar(&mut rng)).collect();
+        if n > 3 {
+            bases[1] = G2Affine::identity();
+            bases[2] = bases[0];
+            scalars[0] = Scalar::ONE;
+            scalars[2] = Scalar::ONE;
+        }
+        let want: G2Projective = msm_g2(&bases, &scalars).unwrap();
+        let resident = DeviceBases::upload(&bases).unwrap();
+        for split in [true, false] {
+            let (got, _) = resident
+                .msm(
+                    0,
+                    GpuScalars::Host(&scalars),
+                    &MsmOptions {
+                        window: None,
+                        split,
+                    },
+                )
+                .unwrap();
+            assert_eq!(got, want, "n = {n}, split = {split}");
+        }
+    }
+}
+
+#[test]
+fn without_a_gpu_entry_points_say_why() {
+    if gpu::device().is_ok() {
+        return;
+    }
+    let err = DeviceBases::upload(&[G1Affine::generator()]).unwrap_err();
+    assert!(matches!(err, msm_cuda::Error::NoDevice(_)), "{err}");
+}
+
+#[test]
+#[ignore = "heavy: 2^24 and 2^26 points (run on the GPU machine)"]
+fn heavy_sweep_2_24_and_2_26() {
+    if !gpu_or_skip("heavy_sweep_2_24_and_2_26", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("heavy_sweep_2_24_and_2_26");
+    for lg in [24u32, 26] {
+        let n = 1usize << lg;
+        let bases = random_g1_fast(n, &mut rng);
+        let random: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        let resident = DeviceBases::upload(&bases).unwrap();
+        let (got, stats) = resident
+            .msm(0, GpuScalars::Host(&random), &MsmOptions::default())
+            .unwrap();
+        assert_eq!(
+            got,
+            msm_g1(&bases, &random).unwrap(),
+            "2^{lg} random, {stats:?}"
+        );
+        let porep = porep_like_scalars(n, &mut rng);
+        let (got, stats) = resident
+            .msm(0, GpuScalars::Host(&porep), &MsmOptions::default())
+            .unwrap();
+        assert_eq!(
+            got,
+            msm_g1(&bases, &porep).unwrap(),
+            "2^{lg} porep-like, {stats:?}"
+        );
+    }
+}
