@@ -3,6 +3,8 @@
 //! Subcommands:
 //! - `ci`: exactly what `.ci/run` runs.
 //! - `cuda-toolchain`: installs the pinned CUDA toolchain (from the Python package index) into `target/cuda-toolchain` and prints the `NVCC` to export.
+//! - `tune msm`: on a machine with the GPU, measures every window per MSM size (`cuzk bench msm --tune`) and rewrites
+//!   `crates/msm-cuda/tuning/h200.txt`, the window table msm-cuda embeds (commit it).
 //! - `bindgen`: regenerates each CUDA crate's `src/ffi.rs` from its C header (needs libclang); a test in each crate checks the committed file against the header's hash.
 
 mod bindings;
@@ -74,9 +76,33 @@ fn main() -> Result<()> {
             Ok(())
         }
         Some("bindgen") => bindings::generate_all(&workspace_root()),
+        Some("tune") if args.get(1).map(String::as_str) == Some("msm") => {
+            let table = workspace_root().join("crates/msm-cuda/tuning/h200.txt");
+            let table = table.to_str().context("non-UTF-8 path")?;
+            run(
+                "cargo",
+                &[
+                    "run",
+                    "--release",
+                    "-p",
+                    "cli",
+                    "--",
+                    "bench",
+                    "msm",
+                    "--scalars",
+                    "random",
+                    "--sizes",
+                    "10,12,14,16,18,20,22,24,26",
+                    "--iterations",
+                    "5",
+                    "--tune",
+                    table,
+                ],
+            )
+        }
         _ => {
             eprintln!(
-                "usage: cargo xtask <command>\n\ncommands:\n  ci              run what CI runs (.ci/run)\n  cuda-toolchain  install the pinned CUDA toolchain into target/ and print NVCC\n  bindgen         regenerate the CUDA crates' src/ffi.rs from their C headers"
+                "usage: cargo xtask <command>\n\ncommands:\n  ci              run what CI runs (.ci/run)\n  cuda-toolchain  install the pinned CUDA toolchain into target/ and print NVCC\n  bindgen         regenerate the CUDA crates' src/ffi.rs from their C headers\n  tune msm        measure MSM windows on this machine's GPU and rewrite crates/msm-cuda/tuning/h200.txt"
             );
             std::process::exit(2)
         }

@@ -15,6 +15,8 @@ pub enum BenchCommand {
     Synth(crate::bench_synth::SynthArgs),
     /// GPU NTT and H polynomial: forward NTT times (kernels only, data on the device) and H times, beside the card's copy and multiply ceilings.
     Ntt(NttArgs),
+    /// GPU G1 MSM against resident bases: random and PoRep-like scalars, phase times, floors; `--tune` writes the window table.
+    Msm(crate::bench_msm::MsmArgs),
 }
 
 #[derive(Args, Debug)]
@@ -37,6 +39,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Ntt(a) => ntt(a),
         BenchCommand::Synth(a) => crate::bench_synth::run(a),
+        BenchCommand::Msm(a) => crate::bench_msm::run(a),
     }
 }
 

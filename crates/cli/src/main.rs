@@ -1,6 +1,7 @@
 //! `cuzk`: a Groth16 prover for BLS12-381, compatible with bellperson and Filecoin.
 
 mod bench;
+mod bench_msm;
 mod bench_synth;
 mod cache;
 mod inputs;

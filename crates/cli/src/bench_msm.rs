@@ -1,0 +1,301 @@
+//! `cuzk bench msm`: GPU multi-scalar multiplication against resident bases, beside its floor; `--tune` measures
+//! every window per size and writes the window table msm-cuda embeds.
+
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use blstrs::{G1Affine, Scalar};
+use clap::{Args, ValueEnum};
+use ff::Field;
+use msm_cuda::gpu::{self, DeviceBases, GpuScalars, MsmOptions, MsmStats};
+use ntt_cuda::gpu::PinnedScalars;
+use rayon::prelude::*;
+
+use crate::report::Report;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ScalarKind {
+    /// Uniformly random full-width scalars.
+    Random,
+    /// Groth16-assignment-like: 49 % zero, 48.5 % one, 2.5 % random (the PoRep-like circuit's value mix).
+    Porep,
+    /// Both, one after the other.
+    Both,
+}
+
+#[derive(Args, Debug)]
+pub struct MsmArgs {
+    /// log2 sizes (number of G1 bases and scalars).
+    #[arg(long, value_delimiter = ',', default_value = "16,20,22,24,26")]
+    sizes: Vec<u32>,
+    /// Scalar distribution.
+    #[arg(long, value_enum, default_value_t = ScalarKind::Both)]
+    scalars: ScalarKind,
+    /// Timed repetitions per case (after one warm-up); median, min and max are reported.
+    #[arg(long, default_value_t = 5)]
+    iterations: u32,
+    /// Bits per digit for every MSM (default: the committed tuning table's choice per MSM).
+    #[arg(long)]
+    window: Option<u32>,
+    /// Turn the 0/1 split off (plain Pippenger over every non-zero scalar).
+    #[arg(long)]
+    no_split: bool,
+    /// Also time blst's CPU multiexp on the same inputs (sizes up to 2^22; slow beyond).
+    #[arg(long)]
+    cpu: bool,
+    /// Measure windows log2-10 ..= log2-1 (at most 22) at each size with random scalars and write the fastest per size to FILE
+    /// (the format of crates/msm-cuda/tuning/h200.txt).
+    #[arg(long, value_name = "FILE")]
+    tune: Option<std::path::PathBuf>,
+    /// log2 sizes of a G2 comparison: GPU against blst's CPU multiexp on the same random inputs (the A4 question:
+    /// where B_G2 should run).
+    #[arg(long, value_delimiter = ',')]
+    g2_sizes: Vec<u32>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Random full-width scalars, in parallel, reproducible from `seed`.
+fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    use rand::SeedableRng;
+    let mut out = vec![Scalar::ZERO; n];
+    out.par_chunks_mut(1 << 16)
+        .enumerate()
+        .for_each(|(i, chunk)| {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ ((i as u64) << 20));
+            for s in chunk {
+                *s = Scalar::random(&mut rng);
+            }
+        });
+    out
+}
+
+fn porep_scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    use rand::{Rng, SeedableRng};
+    let mut out = vec![Scalar::ZERO; n];
+    out.par_chunks_mut(1 << 16)
+        .enumerate()
+        .for_each(|(i, chunk)| {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ ((i as u64) << 20));
+            for s in chunk {
+                *s = match rng.gen_range(0..1000) {
+                    0..=489 => Scalar::ZERO,
+                    490..=974 => Scalar::ONE,
+                    _ => Scalar::random(&mut rng),
+                };
+            }
+        });
+    out
+}
+
+fn median(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(|a, b| a.total_cmp(b));
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+/// Base-field multiplications the MSM needed at least: 10 per mixed addition of a point into a bucket (8M + 2S, one
+/// per non-zero digit), 14 per full addition of the bucket reduction (two per bucket), 10 per scalar-1 base.
+fn mults(s: &MsmStats) -> f64 {
+    let buckets = s.windows as f64 * ((1u64 << (s.window.max(1) - 1)) as f64);
+    (s.digits as f64 + s.ones as f64) * 10.0 + buckets * 2.0 * 14.0
+}
+
+/// Times `iterations` MSMs (after a warm-up): wall milliseconds from pinned scalars to the combined point.
+fn time_msm(
+    bases: &DeviceBases<G1Affine>,
+    scalars: &[Scalar],
+    opts: &MsmOptions,
+    iterations: u32,
+    check: Option<blstrs::G1Projective>,
+) -> Result<(Vec<f64>, MsmStats)> {
+    let (first, _) = bases.msm(0, GpuScalars::Host(scalars), opts)?;
+    if let Some(want) = check {
+        if first != want {
+            bail!(
+                "GPU MSM disagrees with the CPU on {} scalars ({opts:?})",
+                scalars.len()
+            );
+        }
+    }
+    let mut times = Vec::new();
+    let mut last = MsmStats::default();
+    for _ in 0..iterations.max(1) {
+        let t = Instant::now();
+        let (p, stats) = bases.msm(0, GpuScalars::Host(scalars), opts)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        if p != first {
+            bail!("GPU MSM gave different results on repeated runs");
+        }
+        last = stats;
+    }
+    Ok((times, last))
+}
+
+pub fn run(a: MsmArgs) -> Result<()> {
+    let device = gpu::device().context("cuzk bench msm needs a GPU")?;
+    let mut report = Report::streaming("bench msm", a.json);
+    report.text("device", device);
+    let fp_rate = gpu::ceiling_fp_mul().context("measuring the Fp multiply rate")?;
+    report.text(
+        "ceiling: Fp multiply",
+        format!(
+            "{:.2}e9 /s (381-bit Montgomery products, all SMs)",
+            fp_rate / 1e9
+        ),
+    );
+    let max_lg = a.sizes.iter().copied().max().unwrap_or(0);
+    if max_lg > 28 {
+        bail!("--sizes: 2^{max_lg} is above the 2^28 this benchmark supports");
+    }
+    let t = Instant::now();
+    let mut rng = rand::thread_rng();
+    let all_bases = test_utils::random_g1_fast(1usize << max_lg, &mut rng);
+    report.text(
+        "bases",
+        format!(
+            "2^{max_lg} random G1 points made in {:.1} s",
+            t.elapsed().as_secs_f64()
+        ),
+    );
+    let resident = DeviceBases::upload(&all_bases).context("uploading the bases")?;
+    let mut tuned: Vec<(u32, u32, f64)> = Vec::new();
+    for &lg in &a.sizes {
+        let n = 1usize << lg;
+        let kinds = match a.scalars {
+            ScalarKind::Both => vec![ScalarKind::Random, ScalarKind::Porep],
+            k => vec![k],
+        };
+        for kind in kinds {
+            let host = match kind {
+                ScalarKind::Porep => porep_scalars(n, lg as u64),
+                _ => random_scalars(n, lg as u64),
+            };
+            let want = if a.cpu || lg <= 16 {
+                let t = Instant::now();
+                let w = msm_cuda::msm_g1(&all_bases[..n], &host)?;
+                if a.cpu {
+                    report.text(
+                        &format!("cpu blst 2^{lg} {kind:?}"),
+                        format!(
+                            "{:.2} ms (one run, {} threads)",
+                            t.elapsed().as_secs_f64() * 1e3,
+                            rayon::current_num_threads()
+                        ),
+                    );
+                }
+                Some(w)
+            } else {
+                None
+            };
+            let pinned = PinnedScalars::from_slice(&host)?;
+            drop(host);
+            let opts = MsmOptions {
+                window: a.window,
+                split: !a.no_split,
+            };
+            if a.tune.is_some() && kind == ScalarKind::Random {
+                let mut best: Option<(u32, f64)> = None;
+                let lo = lg.saturating_sub(10).max(4);
+                for w in lo..lg.min(23) {
+                    let o = MsmOptions {
+                        window: Some(w),
+                        ..opts
+                    };
+                    let (times, _) = time_msm(&resident, &pinned, &o, a.iterations, want)?;
+                    let (med, min, max) = median(times);
+                    report.text(
+                        &format!("tune 2^{lg} window {w}"),
+                        format!("{med:.3} ms (min {min:.3}, max {max:.3})"),
+                    );
+                    if best.is_none_or(|(_, b)| med < b) {
+                        best = Some((w, med));
+                    }
+                }
+                if let Some((w, ms)) = best {
+                    tuned.push((lg, w, ms));
+                }
+            }
+            let (times, s) = time_msm(&resident, &pinned, &opts, a.iterations, want)?;
+            let (med, min, max) = median(times);
+            let floor_ms = mults(&s) / fp_rate * 1e3;
+            report.text(
+                &format!("G1 MSM 2^{lg} {kind:?}"),
+                format!(
+                    "{med:.3} ms (median of {}, min {min:.3}, max {max:.3}); window {} x {}; floor {floor_ms:.3} ms; \
+                     device: upload {:.2}, classify {:.2}, sort {:.2}, accumulate {:.2}, reduce {:.2}, ones {:.2}, total {:.2}; combine {:.2} ms on the host; \
+                     0/1/other {}/{}/{}",
+                    a.iterations, s.window, s.windows, s.ms_upload, s.ms_classify, s.ms_sort, s.ms_accumulate, s.ms_reduce,
+                    s.ms_ones, s.ms_total, s.ms_combine, s.zeros, s.ones, s.others
+                ),
+            );
+        }
+    }
+    if let Some(path) = &a.tune {
+        let mut text = String::from(
+            "# Window (bits per signed digit) by ceil(log2(scalars that reach Pippenger)), measured on the lent NVIDIA H200.\n\
+             # Written by `cuzk bench msm --tune` (`cargo xtask tune msm`); read by msm_cuda::gpu::window_table().\n\
+             # Sizes not listed fall back to the rule window = log2 - 4 (at least 1, at most 24).\n",
+        );
+        text.push_str(&format!(
+            "# {} , random scalars, median of {} runs per window.\n",
+            report_device_line(),
+            a.iterations
+        ));
+        for (lg, w, ms) in &tuned {
+            text.push_str(&format!("{lg} {w}  # {ms:.3} ms\n"));
+        }
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        report.text("tuning table", format!("written to {}", path.display()));
+    }
+    for &lg in &a.g2_sizes {
+        g2_compare(&mut report, lg, a.iterations)?;
+    }
+    report.text(
+        "device memory of the resident set",
+        format!(
+            "{:.2} GiB",
+            resident.device_bytes()? as f64 / (1u64 << 30) as f64
+        ),
+    );
+    report.print(a.json);
+    Ok(())
+}
+
+fn report_device_line() -> String {
+    gpu::device().unwrap_or_default()
+}
+
+/// G2 on the GPU against blst on all CPU cores, same random inputs.
+fn g2_compare(report: &mut Report, lg: u32, iterations: u32) -> Result<()> {
+    if lg > 24 {
+        bail!("--g2-sizes: 2^{lg} is above the 2^24 this comparison supports");
+    }
+    let n = 1usize << lg;
+    let bases = test_utils::random_g2_fast(n, &mut rand::thread_rng());
+    let scalars = random_scalars(n, 7);
+    let resident = DeviceBases::upload(&bases)?;
+    let opts = MsmOptions::default();
+    let (first, _) = resident.msm(0, GpuScalars::Host(&scalars), &opts)?;
+    let mut gpu_ms = Vec::new();
+    let mut cpu_ms = Vec::new();
+    let mut cpu = first;
+    for _ in 0..iterations.max(1) {
+        let t = Instant::now();
+        resident.msm(0, GpuScalars::Host(&scalars), &opts)?;
+        gpu_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        cpu = msm_cuda::msm_g2(&bases, &scalars)?;
+        cpu_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    if cpu != first {
+        bail!("GPU G2 MSM disagrees with the CPU at 2^{lg}");
+    }
+    let (g, gl, gh) = median(gpu_ms);
+    let (c, cl, ch) = median(cpu_ms);
+    report.text(
+        &format!("G2 MSM 2^{lg} random"),
+        format!("GPU {g:.2} ms (min {gl:.2}, max {gh:.2}); CPU blst {c:.2} ms (min {cl:.2}, max {ch:.2}, {} threads); interleaved, median of {iterations}", rayon::current_num_threads()),
+    );
+    Ok(())
+}
