@@ -130,6 +130,10 @@ struct ProveArgs {
     /// Where the H polynomial runs: auto (GPU if usable), cpu, gpu, or check (both, compared; a debug switch).
     #[arg(long, env = "CUZK_H_BACKEND", default_value = "auto")]
     h_backend: HBackend,
+    /// Where the MSMs run: auto (GPU if usable and the domain is at least 2^18), cpu, gpu (parameters uploaded once
+    /// per process and kept on the device), or check (both, compared; a debug switch).
+    #[arg(long, env = "CUZK_MSM_BACKEND", default_value = "auto")]
+    msm_backend: HBackend,
     /// Print a JSON summary on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -366,6 +370,7 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
     let spinner = progress.spinner("proving".into());
     let opts = ProverOptions {
         h_backend: a.h_backend,
+        msm_backend: a.msm_backend,
     };
     let (proof, timings) = prove_with(&params, vec![pa], &mut OsRng, &opts)
         .context("proving failed")?
@@ -373,6 +378,7 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
         .expect("one proof per circuit");
     spinner.finish();
     report.text("H backend", timings.h_backend.into());
+    report.text("MSM backend", timings.msm_backend.into());
     report.time("H polynomial", timings.h_poly);
     report.time("MSM H", timings.msm_h);
     report.time("MSM L", timings.msm_l);

@@ -7,7 +7,8 @@ mod verifier;
 
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{
-    prove, prove_one_with_randomness, prove_with, HBackend, ProofTimings, ProverOptions,
+    prove, prove_one_with_randomness, prove_with, Backend, GpuParams, HBackend, ProofTimings,
+    ProverOptions, GPU_H_MIN_LOG2, GPU_MSM_MIN_LOG2,
 };
 pub use verifier::{prepare_verifying_key, verify_proof, PreparedVerifyingKey};
 

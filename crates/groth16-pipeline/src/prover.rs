@@ -1,10 +1,12 @@
-//! The CPU proving backend.
+//! Proving one assignment: H on the CPU or the GPU, the MSMs on the CPU or against device-resident parameters.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use blstrs::{G1Projective, G2Projective, Scalar};
+use blstrs::{G1Affine, G2Affine, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve};
+use msm_cuda::gpu::{DeviceBases, GpuScalars, MsmOptions};
 use msm_cuda::Selection;
 use r1cs_synth::{Density, ProvingAssignment};
 use rand_core::RngCore;
@@ -12,43 +14,75 @@ use srs_loader::Parameters;
 
 use crate::{Error, Proof, Result};
 
-/// Where the H polynomial is computed.
+/// Where a stage (the H polynomial, the MSMs) runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum HBackend {
-    /// The GPU when one is usable and the domain is at least 2^[`GPU_H_MIN_LOG2`], else the CPU.
+pub enum Backend {
+    /// The GPU when one is usable and the domain is at least 2^[`GPU_H_MIN_LOG2`] (H) or
+    /// 2^[`GPU_MSM_MIN_LOG2`] (MSMs), else the CPU.
     #[default]
     Auto,
     /// Always the CPU.
     Cpu,
     /// Always the GPU; an error without one.
     Gpu,
-    /// Both, compared element by element: a debug switch that fails the proof on any difference.
+    /// Both, compared: a debug switch that fails the proof on any difference.
     Check,
 }
 
-impl HBackend {
-    /// From `CUZK_H_BACKEND` (auto, cpu, gpu, check); auto when unset.
+/// The H polynomial's backend (the name the first releases used).
+pub type HBackend = Backend;
+
+impl Backend {
+    /// From the environment variable `var` (auto, cpu, gpu, check); auto when unset.
+    ///
+    /// # Errors
+    /// An unknown value, named.
+    pub fn from_env_var(var: &str) -> std::result::Result<Self, String> {
+        match std::env::var(var) {
+            Err(_) => Ok(Backend::Auto),
+            Ok(v) => v.parse().map_err(|e| format!("{var}: {e}")),
+        }
+    }
+
+    /// The H backend from `CUZK_H_BACKEND`.
     ///
     /// # Errors
     /// An unknown value, named.
     pub fn from_env() -> std::result::Result<Self, String> {
-        match std::env::var("CUZK_H_BACKEND") {
-            Err(_) => Ok(HBackend::Auto),
-            Ok(v) => v.parse(),
+        Self::from_env_var("CUZK_H_BACKEND")
+    }
+
+    /// Resolves `Auto` for a domain of `len` points: the GPU from 2^`min_log2` when a device is usable.
+    fn resolve(self, len: usize, min_log2: u32) -> Backend {
+        match self {
+            Backend::Auto if len >= 1 << min_log2 && ntt_cuda::gpu::device().is_ok() => {
+                Backend::Gpu
+            }
+            Backend::Auto => Backend::Cpu,
+            other => other,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Cpu => "cpu",
+            Backend::Gpu => "gpu",
+            Backend::Check => "cpu+gpu",
         }
     }
 }
 
-impl std::str::FromStr for HBackend {
+impl std::str::FromStr for Backend {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         match s {
-            "auto" => Ok(HBackend::Auto),
-            "cpu" => Ok(HBackend::Cpu),
-            "gpu" => Ok(HBackend::Gpu),
-            "check" => Ok(HBackend::Check),
+            "auto" => Ok(Backend::Auto),
+            "cpu" => Ok(Backend::Cpu),
+            "gpu" => Ok(Backend::Gpu),
+            "check" => Ok(Backend::Check),
             other => Err(format!(
-                "unknown H backend {other:?}: expected auto, cpu, gpu or check"
+                "unknown backend {other:?}: expected auto, cpu, gpu or check"
             )),
         }
     }
@@ -59,11 +93,84 @@ impl std::str::FromStr for HBackend {
 /// uploads), while at 2^20 the CPU takes 464 ms and the GPU kernels 4.4 ms.
 pub const GPU_H_MIN_LOG2: u32 = 18;
 
+/// Below 2^18 constraints [`Backend::Auto`] keeps the MSMs on the CPU too: a one-shot process pays the device's
+/// start-up and the parameter upload, which small circuits do not win back.
+pub const GPU_MSM_MIN_LOG2: u32 = 18;
+
 /// How to prove.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ProverOptions {
     /// Where the H polynomial runs.
-    pub h_backend: HBackend,
+    pub h_backend: Backend,
+    /// Where the MSMs run (H, L, A, B in G1 and G2). On the GPU the parameters are uploaded once and stay resident
+    /// for every later proof with the same parameters ([`GpuParams::shared`]).
+    pub msm_backend: Backend,
+}
+
+/// A parameter set resident on the GPU: the H, L, A and B_G1 queries and B_G2.
+#[derive(Debug)]
+pub struct GpuParams {
+    h: DeviceBases<G1Affine>,
+    l: DeviceBases<G1Affine>,
+    a: DeviceBases<G1Affine>,
+    b_g1: DeviceBases<G1Affine>,
+    b_g2: DeviceBases<G2Affine>,
+    key: u64,
+}
+
+/// Identifies a parameter set without hashing gigabytes: query lengths, δ (fresh randomness of each setup) and the
+/// first and last point of each query.
+fn params_key(p: &Parameters) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for q in [&p.h, &p.l, &p.a, &p.b_g1] {
+        q.len().hash(&mut h);
+        for pt in [q.first(), q.last()].into_iter().flatten() {
+            pt.to_compressed().hash(&mut h);
+        }
+    }
+    p.b_g2.len().hash(&mut h);
+    for pt in [p.b_g2.first(), p.b_g2.last()].into_iter().flatten() {
+        pt.to_compressed().hash(&mut h);
+    }
+    p.vk.delta_g1.to_compressed().hash(&mut h);
+    p.vk.delta_g2.to_compressed().hash(&mut h);
+    h.finish()
+}
+
+impl GpuParams {
+    /// Uploads the five queries.
+    ///
+    /// # Errors
+    /// [`Error::Msm`] without a GPU or when device memory runs out (naming the query).
+    pub fn upload(params: &Parameters) -> Result<Self> {
+        Ok(GpuParams {
+            h: DeviceBases::upload(&params.h).map_err(msm_err("H upload"))?,
+            l: DeviceBases::upload(&params.l).map_err(msm_err("L upload"))?,
+            a: DeviceBases::upload(&params.a).map_err(msm_err("A upload"))?,
+            b_g1: DeviceBases::upload(&params.b_g1).map_err(msm_err("B_G1 upload"))?,
+            b_g2: DeviceBases::upload(&params.b_g2).map_err(msm_err("B_G2 upload"))?,
+            key: params_key(params),
+        })
+    }
+
+    /// The process-wide resident copy of `params`: uploaded on first use, kept for later proofs with the same
+    /// parameters, replaced (the old copy freed first) when another set comes.
+    ///
+    /// # Errors
+    /// As [`GpuParams::upload`].
+    pub fn shared(params: &Parameters) -> Result<Arc<GpuParams>> {
+        static CACHE: Mutex<Option<Arc<GpuParams>>> = Mutex::new(None);
+        let key = params_key(params);
+        let mut slot = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = slot.as_ref().filter(|p| p.key == key) {
+            return Ok(Arc::clone(p));
+        }
+        *slot = None;
+        let p = Arc::new(GpuParams::upload(params)?);
+        *slot = Some(Arc::clone(&p));
+        Ok(p)
+    }
 }
 
 /// Where the time of one proof went.
@@ -71,6 +178,8 @@ pub struct ProverOptions {
 pub struct ProofTimings {
     /// Which backend computed H: "cpu", "gpu" or "cpu+gpu" (checked).
     pub h_backend: &'static str,
+    /// Which backend ran the MSMs, named the same way.
+    pub msm_backend: &'static str,
     /// H polynomial (three inverse NTTs, three coset NTTs, pointwise, one inverse coset NTT).
     pub h_poly: Duration,
     /// H MSM.
@@ -180,26 +289,40 @@ pub fn prove_one_with_randomness(
     prove_checked(params, pa, r, s, opts)
 }
 
-/// The H polynomial on the chosen backend.
+/// h's coefficients: on the host, or left on the device by the GPU (whose first m − 1 values are h) for the H MSM.
+enum HValues {
+    Host(Vec<Scalar>),
+    Device(ntt_cuda::gpu::DeviceScalars),
+}
+
+/// The H polynomial on a resolved backend; with `keep_on_device` the GPU path leaves h where the H MSM reads it.
 fn h_poly(
     a: Vec<Scalar>,
     b: Vec<Scalar>,
     c: Vec<Scalar>,
-    backend: HBackend,
-) -> Result<(Vec<Scalar>, &'static str)> {
+    backend: Backend,
+    keep_on_device: bool,
+) -> Result<HValues> {
+    let domain = |len| -> Result<Arc<ntt_cuda::gpu::GpuDomain>> {
+        let log_n = ntt_cuda::Domain::for_len(len)?.log_size();
+        Ok(ntt_cuda::gpu::GpuDomain::shared(log_n)?)
+    };
     let gpu = |a: &[Scalar], b: &[Scalar], c: &[Scalar]| -> Result<Vec<Scalar>> {
-        let log_n = ntt_cuda::Domain::for_len(a.len())?.log_size();
-        let domain = ntt_cuda::gpu::GpuDomain::shared(log_n)?;
-        Ok(ntt_cuda::gpu::h_polynomial_gpu(&domain, a, b, c)?)
+        Ok(ntt_cuda::gpu::h_polynomial_gpu(
+            &*domain(a.len())?,
+            a,
+            b,
+            c,
+        )?)
     };
     match backend {
-        HBackend::Cpu => Ok((ntt_cuda::h_polynomial(a, b, c)?, "cpu")),
-        HBackend::Gpu => Ok((gpu(&a, &b, &c)?, "gpu")),
-        HBackend::Auto if a.len() >= 1 << GPU_H_MIN_LOG2 && ntt_cuda::gpu::device().is_ok() => {
-            Ok((gpu(&a, &b, &c)?, "gpu"))
+        Backend::Gpu if keep_on_device => {
+            let (h, _stream) =
+                ntt_cuda::gpu::h_polynomial_on_device(&*domain(a.len())?, &a, &b, &c)?;
+            Ok(HValues::Device(h))
         }
-        HBackend::Auto => Ok((ntt_cuda::h_polynomial(a, b, c)?, "cpu")),
-        HBackend::Check => {
+        Backend::Gpu => Ok(HValues::Host(gpu(&a, &b, &c)?)),
+        Backend::Check => {
             let on_gpu = gpu(&a, &b, &c)?;
             let on_cpu = ntt_cuda::h_polynomial(a, b, c)?;
             let first_difference =
@@ -210,9 +333,43 @@ fn h_poly(
                     index,
                 });
             }
-            Ok((on_cpu, "cpu+gpu"))
+            Ok(HValues::Host(on_cpu))
         }
+        Backend::Cpu | Backend::Auto => Ok(HValues::Host(ntt_cuda::h_polynomial(a, b, c)?)),
     }
+}
+
+/// One MSM stage on a resolved backend; with [`Backend::Check`] both run and must agree.
+fn dual<P: PartialEq>(
+    backend: Backend,
+    stage: &'static str,
+    cpu: impl FnOnce() -> Result<P>,
+    gpu: impl FnOnce() -> Result<P>,
+) -> Result<P> {
+    match backend {
+        Backend::Gpu => gpu(),
+        Backend::Check => {
+            let on_gpu = gpu()?;
+            let on_cpu = cpu()?;
+            if on_gpu != on_cpu {
+                return Err(Error::DualCheck { stage, index: 0 });
+            }
+            Ok(on_cpu)
+        }
+        Backend::Cpu | Backend::Auto => cpu(),
+    }
+}
+
+fn on_gpu<A: msm_cuda::gpu::GpuCurve>(
+    bases: &DeviceBases<A>,
+    offset: usize,
+    scalars: GpuScalars<'_>,
+    what: &'static str,
+) -> Result<A::Projective> {
+    bases
+        .msm(offset, scalars, &MsmOptions::default())
+        .map(|(p, _)| p)
+        .map_err(msm_err(what))
 }
 
 fn prove_checked(
@@ -234,18 +391,69 @@ fn prove_checked(
         b_aux_density,
         ..
     } = pa;
-    let (h, h_backend) = timed(&mut t.h_poly, || h_poly(a, b, c, opts.h_backend))?;
-    t.h_backend = h_backend;
-    let h_msm = timed(&mut t.msm_h, || msm_cuda::msm_g1(&params.h, &h)).map_err(msm_err("H"))?;
+    let h_backend = opts.h_backend.resolve(a.len(), GPU_H_MIN_LOG2);
+    let msm = opts
+        .msm_backend
+        .resolve(params.domain_size(), GPU_MSM_MIN_LOG2);
+    let gp = match msm {
+        Backend::Gpu | Backend::Check => Some(GpuParams::shared(params)?),
+        Backend::Cpu | Backend::Auto => None,
+    };
+    let gp = || {
+        gp.as_deref()
+            .expect("GPU parameters are uploaded for GPU MSMs")
+    };
+    t.h_backend = h_backend.name();
+    t.msm_backend = msm.name();
+    let h = timed(&mut t.h_poly, || {
+        h_poly(a, b, c, h_backend, msm == Backend::Gpu)
+    })?;
+    let h_msm = timed(&mut t.msm_h, || match &h {
+        HValues::Device(d) => on_gpu(&gp().h, 0, GpuScalars::Device(d, params.h.len()), "H"),
+        HValues::Host(h) => dual(
+            msm,
+            "H MSM",
+            || msm_cuda::msm_g1(&params.h, h).map_err(msm_err("H")),
+            || on_gpu(&gp().h, 0, GpuScalars::Host(h), "H"),
+        ),
+    })?;
     drop(h);
-    let l_msm = timed(&mut t.msm_l, || msm_cuda::msm_g1(&params.l, &aux)).map_err(msm_err("L"))?;
+    let l_msm = timed(&mut t.msm_l, || {
+        dual(
+            msm,
+            "L MSM",
+            || msm_cuda::msm_g1(&params.l, &aux).map_err(msm_err("L")),
+            || on_gpu(&gp().l, 0, GpuScalars::Host(&aux), "L"),
+        )
+    })?;
 
     let n_in = inputs.len();
-    let a_msm = timed(&mut t.msm_a, || -> Result<G1Projective> {
-        let a_in = msm_cuda::msm_g1(&params.a[..n_in], &inputs).map_err(msm_err("A inputs"))?;
-        let a_aux = msm_cuda::msm_g1_selected(&params.a[n_in..], &aux, selection(&a_aux_density))
-            .map_err(msm_err("A aux"))?;
-        Ok(a_in + a_aux)
+    let a_msm = timed(&mut t.msm_a, || {
+        dual(
+            msm,
+            "A MSM",
+            || {
+                let a_in =
+                    msm_cuda::msm_g1(&params.a[..n_in], &inputs).map_err(msm_err("A inputs"))?;
+                let a_aux =
+                    msm_cuda::msm_g1_selected(&params.a[n_in..], &aux, selection(&a_aux_density))
+                        .map_err(msm_err("A aux"))?;
+                Ok(a_in + a_aux)
+            },
+            || {
+                let a_in = on_gpu(&gp().a, 0, GpuScalars::Host(&inputs), "A inputs")?;
+                let (a_aux, _) = gp()
+                    .a
+                    .msm_selected(
+                        n_in,
+                        &aux,
+                        selection(&a_aux_density),
+                        &MsmOptions::default(),
+                    )
+                    .map_err(msm_err("A aux"))?;
+                Ok(a_in + a_aux)
+            },
+        )
     })?;
 
     // B_G1 and B_G2 take the same density-selected scalars: gather them once.
@@ -256,17 +464,41 @@ fn prove_checked(
     let b_aux = selection(&b_aux_density)
         .gather(&aux, params.b_g1.len().saturating_sub(b_in))
         .map_err(msm_err("B aux"))?;
-    let b_g1_msm = timed(&mut t.msm_b_g1, || -> Result<G1Projective> {
-        let x =
-            msm_cuda::msm_g1(&params.b_g1[..b_in], &b_inputs).map_err(msm_err("B_G1 inputs"))?;
-        let w = msm_cuda::msm_g1(&params.b_g1[b_in..], &b_aux).map_err(msm_err("B_G1 aux"))?;
-        Ok(x + w)
+    let b_g1_msm = timed(&mut t.msm_b_g1, || {
+        dual(
+            msm,
+            "B_G1 MSM",
+            || {
+                let x = msm_cuda::msm_g1(&params.b_g1[..b_in], &b_inputs)
+                    .map_err(msm_err("B_G1 inputs"))?;
+                let w =
+                    msm_cuda::msm_g1(&params.b_g1[b_in..], &b_aux).map_err(msm_err("B_G1 aux"))?;
+                Ok(x + w)
+            },
+            || {
+                let x = on_gpu(&gp().b_g1, 0, GpuScalars::Host(&b_inputs), "B_G1 inputs")?;
+                let w = on_gpu(&gp().b_g1, b_in, GpuScalars::Host(&b_aux), "B_G1 aux")?;
+                Ok(x + w)
+            },
+        )
     })?;
-    let b_g2_msm = timed(&mut t.msm_b_g2, || -> Result<G2Projective> {
-        let x =
-            msm_cuda::msm_g2(&params.b_g2[..b_in], &b_inputs).map_err(msm_err("B_G2 inputs"))?;
-        let w = msm_cuda::msm_g2(&params.b_g2[b_in..], &b_aux).map_err(msm_err("B_G2 aux"))?;
-        Ok(x + w)
+    let b_g2_msm = timed(&mut t.msm_b_g2, || {
+        dual(
+            msm,
+            "B_G2 MSM",
+            || {
+                let x = msm_cuda::msm_g2(&params.b_g2[..b_in], &b_inputs)
+                    .map_err(msm_err("B_G2 inputs"))?;
+                let w =
+                    msm_cuda::msm_g2(&params.b_g2[b_in..], &b_aux).map_err(msm_err("B_G2 aux"))?;
+                Ok(x + w)
+            },
+            || {
+                let x = on_gpu(&gp().b_g2, 0, GpuScalars::Host(&b_inputs), "B_G2 inputs")?;
+                let w = on_gpu(&gp().b_g2, b_in, GpuScalars::Host(&b_aux), "B_G2 aux")?;
+                Ok(x + w)
+            },
+        )
     })?;
 
     let proof = timed(&mut t.assembly, || {

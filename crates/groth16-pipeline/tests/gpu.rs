@@ -1,11 +1,12 @@
-//! H on the GPU inside CPU proofs: the dual check passes, and GPU-H proofs equal CPU-H proofs byte for byte.
+//! H and the MSMs on the GPU: the dual checks pass, GPU proofs equal CPU proofs byte for byte (same r and s), and
+//! they verify.
 //! Skipped with a printed reason without a GPU; failing instead when CUZK_REQUIRE_GPU=1.
 
 use blstrs::Scalar;
 use circuits::Sha256Circuit;
 use ff::Field;
 use groth16_pipeline::{
-    prepare_verifying_key, prove_one_with_randomness, prove_with, verify_proof, HBackend,
+    prepare_verifying_key, prove_one_with_randomness, prove_with, verify_proof, Backend,
     ProverOptions,
 };
 use r1cs_synth::{synthesize, SynthesisOptions};
@@ -19,14 +20,14 @@ type Case = (
 );
 
 #[test]
-fn gpu_h_proofs_equal_cpu_h_proofs_and_verify() {
+fn gpu_proofs_equal_cpu_proofs_and_verify() {
     if !gpu_or_skip(
-        "gpu_h_proofs_equal_cpu_h_proofs_and_verify",
+        "gpu_proofs_equal_cpu_proofs_and_verify",
         ntt_cuda::gpu::device(),
     ) {
         return;
     }
-    let mut rng = fresh_rng("gpu_h_proofs_equal_cpu_h_proofs_and_verify");
+    let mut rng = fresh_rng("gpu_proofs_equal_cpu_proofs_and_verify");
     let random = RandomCircuit::new(3, 20, 500, &mut rng);
     let sha = Sha256Circuit::random(1, &mut rng);
     let cases: Vec<Case> = vec![
@@ -49,21 +50,41 @@ fn gpu_h_proofs_equal_cpu_h_proofs_and_verify() {
     ];
     for (i, (synth, params, inputs)) in cases.iter().enumerate() {
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        let opts = |h_backend| ProverOptions { h_backend };
+        let opts = |h_backend, msm_backend| ProverOptions {
+            h_backend,
+            msm_backend,
+        };
         let (cpu, tc) =
-            prove_one_with_randomness(params, synth(), r, s, &opts(HBackend::Cpu)).unwrap();
-        let (gpu, tg) =
-            prove_one_with_randomness(params, synth(), r, s, &opts(HBackend::Gpu)).unwrap();
-        assert_eq!((tc.h_backend, tg.h_backend), ("cpu", "gpu"));
-        assert_eq!(
-            cpu.to_bytes(),
-            gpu.to_bytes(),
-            "case {i}: GPU H changed the proof"
-        );
-        let checked = prove_with(params, vec![synth()], &mut rng, &opts(HBackend::Check)).unwrap();
-        assert_eq!(checked[0].1.h_backend, "cpu+gpu");
+            prove_one_with_randomness(params, synth(), r, s, &opts(Backend::Cpu, Backend::Cpu))
+                .unwrap();
+        assert_eq!((tc.h_backend, tc.msm_backend), ("cpu", "cpu"));
         let pvk = prepare_verifying_key(&params.vk);
-        assert!(verify_proof(&pvk, &gpu, inputs).unwrap(), "case {i}");
+        // Every GPU combination, h staying on the device when both run there.
+        for (h, m) in [
+            (Backend::Gpu, Backend::Cpu),
+            (Backend::Cpu, Backend::Gpu),
+            (Backend::Gpu, Backend::Gpu),
+        ] {
+            let (gpu, tg) = prove_one_with_randomness(params, synth(), r, s, &opts(h, m)).unwrap();
+            assert_ne!((tg.h_backend, tg.msm_backend), ("cpu", "cpu"));
+            assert_eq!(
+                cpu.to_bytes(),
+                gpu.to_bytes(),
+                "case {i}: H on {h:?}, MSMs on {m:?} changed the proof"
+            );
+            assert!(verify_proof(&pvk, &gpu, inputs).unwrap(), "case {i}");
+        }
+        let checked = prove_with(
+            params,
+            vec![synth()],
+            &mut rng,
+            &opts(Backend::Check, Backend::Check),
+        )
+        .unwrap();
+        assert_eq!(
+            (checked[0].1.h_backend, checked[0].1.msm_backend),
+            ("cpu+gpu", "cpu+gpu")
+        );
         assert!(
             verify_proof(&pvk, &checked[0].0, inputs).unwrap(),
             "case {i}"

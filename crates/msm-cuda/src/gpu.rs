@@ -19,15 +19,16 @@ use crate::{Error, Result, Selection};
 pub enum GpuScalars<'a> {
     /// Host memory, pageable or pinned (`ntt_cuda::gpu::PinnedScalars` uploads several times faster).
     Host(&'a [Scalar]),
-    /// Device memory, for example h as the H polynomial left it. Work that wrote it must be complete.
-    Device(&'a ntt_cuda::gpu::DeviceScalars),
+    /// The first `len` scalars of a device buffer, for example h as the H polynomial left it (its last coefficient
+    /// is not used). Work that wrote it must be complete.
+    Device(&'a ntt_cuda::gpu::DeviceScalars, usize),
 }
 
 impl GpuScalars<'_> {
     fn len(&self) -> usize {
         match self {
             GpuScalars::Host(s) => s.len(),
-            GpuScalars::Device(d) => d.len(),
+            GpuScalars::Device(_, len) => *len,
         }
     }
 }
@@ -260,7 +261,7 @@ mod imp {
     ) -> Result<(A::Projective, MsmStats)> {
         let (ptr, n, on_device): (*const c_void, usize, i32) = match scalars {
             GpuScalars::Host(s) => (s.as_ptr().cast(), s.len(), 0),
-            GpuScalars::Device(d) => (d.device_ptr(), d.len(), 1),
+            GpuScalars::Device(d, len) => (d.device_ptr(), len, 1),
         };
         let mut parts = vec![A::Projective::identity(); ffi::CUZK_MSM_MAX_PARTS as usize];
         // SAFETY: all-zero bytes are a valid value of this plain C struct.
@@ -469,6 +470,14 @@ impl<A: GpuCurve> DeviceBases<A> {
         opts: &MsmOptions,
     ) -> Result<(A::Projective, MsmStats)> {
         let n = scalars.len();
+        if let GpuScalars::Device(d, len) = scalars {
+            if len > d.len() {
+                return Err(Error::LengthMismatch {
+                    bases: d.len(),
+                    scalars: len,
+                });
+            }
+        }
         if offset > self.len || n > self.len - offset {
             return Err(Error::LengthMismatch {
                 bases: self.len.saturating_sub(offset),

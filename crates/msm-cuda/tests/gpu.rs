@@ -430,10 +430,17 @@ fn msm_reads_scalars_from_device_memory() {
     let dev = ntt_cuda::gpu::DeviceScalars::from_host_padded(&scalars, n, &stream).unwrap();
     stream.synchronize().unwrap();
     let resident = DeviceBases::upload(&bases).unwrap();
-    let (got, _) = resident
-        .msm(0, GpuScalars::Device(&dev), &MsmOptions::default())
-        .unwrap();
+    let opts = MsmOptions::default();
+    let (got, _) = resident.msm(0, GpuScalars::Device(&dev, n), &opts).unwrap();
     assert_eq!(got, msm_g1(&bases, &scalars).unwrap());
+    // A prefix of the device buffer (as the H MSM reads h), and a prefix longer than the buffer (an error).
+    let (got, _) = resident
+        .msm(0, GpuScalars::Device(&dev, n - 7), &opts)
+        .unwrap();
+    assert_eq!(got, msm_g1(&bases[..n - 7], &scalars[..n - 7]).unwrap());
+    assert!(resident
+        .msm(0, GpuScalars::Device(&dev, n + 1), &opts)
+        .is_err());
 }
 
 #[test]
