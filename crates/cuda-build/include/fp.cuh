@@ -1,9 +1,11 @@
 // The BLS12-381 base field and its quadratic extension on the device, in blst's representation:
 // 384-bit Montgomery form (R = 2^384), twelve 32-bit limbs little-endian, always fully reduced (< p).
 // A blst_fp's bytes (and so a blstrs::Fp's) are an fp_t's bytes; a blst_fp2 is {c0, c1} with u^2 = -1.
-// Points therefore cross to the GPU as raw bytes, with no conversion.
+// Points therefore cross to the GPU as raw bytes, with no conversion. The arithmetic is mont.cuh's, shared with fr.
 #pragma once
 #include <cstdint>
+
+#include "mont.cuh"
 
 namespace cuzk {
 
@@ -16,15 +18,15 @@ static_assert(sizeof(fp_t) == 48, "fp_t must match blst_fp");
 __device__ __constant__ static const uint32_t FP_P[12] = {
     0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
     0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
-// -p^-1 mod 2^32
-static constexpr uint32_t FP_INV = 0xfffcfffdu;
 
-__device__ __forceinline__ fp_t fp_zero() {
-    fp_t r;
-#pragma unroll
-    for (int i = 0; i < 12; i++) r.l[i] = 0;
-    return r;
-}
+struct FpModulus {
+    using T = fp_t;
+    static constexpr int N = 12;
+    static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
+    __device__ __forceinline__ static uint32_t p(int i) { return FP_P[i]; }
+};
+
+__device__ __forceinline__ fp_t fp_zero() { return mont_zero<FpModulus>(); }
 
 // R mod p: one in Montgomery form.
 __device__ __forceinline__ fp_t fp_one() {
@@ -36,128 +38,20 @@ __device__ __forceinline__ fp_t fp_one() {
     return r;
 }
 
-__device__ __forceinline__ bool fp_is_zero(const fp_t& a) {
-    uint32_t acc = 0;
-#pragma unroll
-    for (int i = 0; i < 12; i++) acc |= a.l[i];
-    return acc == 0;
-}
-
-__device__ __forceinline__ bool fp_eq(const fp_t& a, const fp_t& b) {
-    uint32_t acc = 0;
-#pragma unroll
-    for (int i = 0; i < 12; i++) acc |= a.l[i] ^ b.l[i];
-    return acc == 0;
-}
-
-// t - p if t >= p, else t (for t < 2p, which fits 384 bits because p < 2^381).
-__device__ __forceinline__ fp_t fp_reduce_once(const fp_t& t) {
-    fp_t s;
-    uint64_t borrow = 0;
-#pragma unroll
-    for (int i = 0; i < 12; i++) {
-        uint64_t d = (uint64_t)t.l[i] - FP_P[i] - borrow;
-        s.l[i] = (uint32_t)d;
-        borrow = (d >> 63) & 1;
-    }
-    return borrow ? t : s;
-}
-
-__device__ __forceinline__ fp_t fp_add(const fp_t& a, const fp_t& b) {
-    fp_t t;
-    uint64_t carry = 0;
-#pragma unroll
-    for (int i = 0; i < 12; i++) {
-        uint64_t s = (uint64_t)a.l[i] + b.l[i] + carry;
-        t.l[i] = (uint32_t)s;
-        carry = s >> 32;
-    }
-    return fp_reduce_once(t);
-}
-
-__device__ __forceinline__ fp_t fp_sub(const fp_t& a, const fp_t& b) {
-    fp_t t;
-    uint64_t borrow = 0;
-#pragma unroll
-    for (int i = 0; i < 12; i++) {
-        uint64_t d = (uint64_t)a.l[i] - b.l[i] - borrow;
-        t.l[i] = (uint32_t)d;
-        borrow = (d >> 63) & 1;
-    }
-    if (borrow) {
-        uint64_t carry = 0;
-#pragma unroll
-        for (int i = 0; i < 12; i++) {
-            uint64_t s = (uint64_t)t.l[i] + FP_P[i] + carry;
-            t.l[i] = (uint32_t)s;
-            carry = s >> 32;
-        }
-    }
-    return t;
-}
-
-__device__ __forceinline__ fp_t fp_dbl(const fp_t& a) {
-    return fp_add(a, a);
-}
-
-__device__ __forceinline__ fp_t fp_neg(const fp_t& a) {
-    return fp_sub(fp_zero(), a);
-}
-
-// Montgomery product a * b * R^-1 mod p: CIOS over 32-bit words, the same plain form as fr_mul (see fr.cuh for why
-// plain C rather than PTX).
-__device__ __forceinline__ fp_t fp_mul(const fp_t& a, const fp_t& b) {
-    uint32_t t[14];
-#pragma unroll
-    for (int i = 0; i < 14; i++) t[i] = 0;
-#pragma unroll
-    for (int i = 0; i < 12; i++) {
-        uint64_t c = 0;
-#pragma unroll
-        for (int j = 0; j < 12; j++) {
-            uint64_t s = (uint64_t)a.l[j] * b.l[i] + t[j] + c;
-            t[j] = (uint32_t)s;
-            c = s >> 32;
-        }
-        uint64_t s = (uint64_t)t[12] + c;
-        t[12] = (uint32_t)s;
-        t[13] = (uint32_t)(s >> 32);
-        uint32_t m = t[0] * FP_INV;
-        s = (uint64_t)m * FP_P[0] + t[0];
-        c = s >> 32;
-#pragma unroll
-        for (int j = 1; j < 12; j++) {
-            s = (uint64_t)m * FP_P[j] + t[j] + c;
-            t[j - 1] = (uint32_t)s;
-            c = s >> 32;
-        }
-        s = (uint64_t)t[12] + c;
-        t[11] = (uint32_t)s;
-        t[12] = t[13] + (uint32_t)(s >> 32);
-    }
-    fp_t r;
-#pragma unroll
-    for (int i = 0; i < 12; i++) r.l[i] = t[i];
-    return fp_reduce_once(r);
-}
-
-__device__ __forceinline__ fp_t fp_sqr(const fp_t& a) {
-    return fp_mul(a, a);
-}
+__device__ __forceinline__ bool fp_is_zero(const fp_t& a) { return mont_is_zero<FpModulus>(a); }
+__device__ __forceinline__ fp_t fp_add(const fp_t& a, const fp_t& b) { return mont_add<FpModulus>(a, b); }
+__device__ __forceinline__ fp_t fp_sub(const fp_t& a, const fp_t& b) { return mont_sub<FpModulus>(a, b); }
+__device__ __forceinline__ fp_t fp_dbl(const fp_t& a) { return fp_add(a, a); }
+__device__ __forceinline__ fp_t fp_neg(const fp_t& a) { return fp_sub(fp_zero(), a); }
+__device__ __forceinline__ fp_t fp_mul(const fp_t& a, const fp_t& b) { return mont_mul<FpModulus>(a, b); }
+__device__ __forceinline__ fp_t fp_sqr(const fp_t& a) { return fp_mul(a, a); }
 
 // a^(p-2) = a^-1 for a != 0; 0 maps to 0. Slow (square and multiply): for tests and one-off conversions only.
 __device__ __forceinline__ fp_t fp_inv(const fp_t& a) {
     // p - 2, little-endian 32-bit words.
     const uint32_t e[12] = {0xffffaaa9, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
                             0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
-    fp_t r = fp_one();
-    for (int w = 11; w >= 0; w--) {
-        for (int b = 31; b >= 0; b--) {
-            r = fp_sqr(r);
-            if ((e[w] >> b) & 1) r = fp_mul(r, a);
-        }
-    }
-    return r;
+    return mont_pow<FpModulus, 12>(a, e, fp_one());
 }
 
 // Out-of-line product for extension-field code: inlining every base product of G2 formulas made kernels of tens of

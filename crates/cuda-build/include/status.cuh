@@ -28,6 +28,25 @@ inline cuzk_status status_msg(int code, const char* msg) {
     return s;
 }
 
+// Device milliseconds of the work `launch` queues on the legacy default stream, between two events. `launch` returns
+// a cuzk_status (its own failure is returned as is); the events are released on every path.
+template <class Launch>
+cuzk_status time_on_device(Launch launch, float* ms) {
+    cudaEvent_t t0 = nullptr, t1 = nullptr;
+    cudaError_t e = cudaEventCreate(&t0);
+    if (e == cudaSuccess) e = cudaEventCreate(&t1);
+    if (e == cudaSuccess) e = cudaEventRecord(t0);
+    cuzk_status s = status_ok();
+    if (e == cudaSuccess) s = launch();
+    if (e == cudaSuccess && s.code == 0) e = cudaEventRecord(t1);
+    if (e == cudaSuccess && s.code == 0) e = cudaEventSynchronize(t1);
+    if (e == cudaSuccess && s.code == 0) e = cudaEventElapsedTime(ms, t0, t1);
+    if (t0) cudaEventDestroy(t0);
+    if (t1) cudaEventDestroy(t1);
+    if (s.code != 0) return s;
+    return e == cudaSuccess ? status_ok() : status_from(e, "timing with device events");
+}
+
 }  // namespace cuzk
 
 // Returns from the enclosing function with a status if a CUDA call fails.
@@ -39,3 +58,10 @@ inline cuzk_status status_msg(int code, const char* msg) {
 
 // Checks the last launch.
 #define CUZK_TRY_LAUNCH(what) CUZK_TRY(cudaGetLastError())
+
+// Returns from the enclosing function with a cuzk_status that is not success.
+#define CUZK_CHECK(expr)             \
+    do {                             \
+        cuzk_status s_ = (expr);     \
+        if (s_.code != 0) return s_; \
+    } while (0)

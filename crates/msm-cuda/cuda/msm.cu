@@ -26,11 +26,6 @@
 
 using namespace cuzk;
 
-#define CUZK_CHECK(expr)                      \
-    do {                                      \
-        cuzk_status s_ = (expr);              \
-        if (s_.code != 0) return s_;          \
-    } while (0)
 
 namespace {
 
@@ -755,18 +750,14 @@ cuzk_status cuzk_ceiling_fp_mul(double* muls_per_second) {
     uint32_t blocks = sms * 8, threads = 256;
     const int iters = 4096;
     fp_mul_chain_kernel<<<blocks, threads>>>(out, 1, 64);  // warm-up
-    cudaEvent_t t0, t1;
-    CUZK_TRY(cudaEventCreate(&t0));
-    CUZK_TRY(cudaEventCreate(&t1));
-    CUZK_TRY(cudaEventRecord(t0));
-    fp_mul_chain_kernel<<<blocks, threads>>>(out, 2, iters);
-    CUZK_TRY(cudaEventRecord(t1));
-    CUZK_TRY(cudaEventSynchronize(t1));
     float ms = 0;
-    CUZK_TRY(cudaEventElapsedTime(&ms, t0, t1));
+    CUZK_CHECK(time_on_device(
+        [&] {
+            fp_mul_chain_kernel<<<blocks, threads>>>(out, 2, iters);
+            return status_from(cudaGetLastError(), "fp_mul_chain_kernel");
+        },
+        &ms));
     *muls_per_second = (double)blocks * threads * iters / (ms * 1e-3);
-    cudaEventDestroy(t0);
-    cudaEventDestroy(t1);
     cudaFree(out);
     return status_ok();
 }

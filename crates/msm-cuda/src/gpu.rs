@@ -545,43 +545,40 @@ pub enum FieldOp {
     Inverse = 5,
 }
 
-/// Runs `op` on base-field elements (blst's Montgomery form) on the device.
+/// Field elements the device arithmetic is tested on: blst's Fp (field 1) and Fp2 (field 2), Montgomery form.
+pub trait GpuField: Copy + Default + sealed_field::Sealed {
+    #[doc(hidden)]
+    const FIELD: i32;
+}
+
+mod sealed_field {
+    pub trait Sealed {}
+    impl Sealed for blst::blst_fp {}
+    impl Sealed for blst::blst_fp2 {}
+}
+
+impl GpuField for blst_fp {
+    const FIELD: i32 = 1;
+}
+
+impl GpuField for blst_fp2 {
+    const FIELD: i32 = 2;
+}
+
+/// Runs `op` elementwise on field elements (blst's Montgomery form) on the device.
 ///
 /// # Errors
 /// [`Error::LengthMismatch`], [`Error::NoDevice`], a CUDA error.
-pub fn fp_elementwise(op: FieldOp, a: &[blst_fp], b: &[blst_fp]) -> Result<Vec<blst_fp>> {
+pub fn field_elementwise<F: GpuField>(op: FieldOp, a: &[F], b: &[F]) -> Result<Vec<F>> {
     if a.len() != b.len() {
         return Err(Error::LengthMismatch {
             bases: a.len(),
             scalars: b.len(),
         });
     }
-    let mut out = vec![blst_fp::default(); a.len()];
+    let mut out = vec![F::default(); a.len()];
     imp::field_op(
-        1,
-        op as i32,
-        a.as_ptr().cast(),
-        b.as_ptr().cast(),
-        out.as_mut_ptr().cast(),
-        a.len(),
-    )?;
-    Ok(out)
-}
-
-/// Runs `op` on quadratic-extension elements on the device.
-///
-/// # Errors
-/// As [`fp_elementwise`].
-pub fn fp2_elementwise(op: FieldOp, a: &[blst_fp2], b: &[blst_fp2]) -> Result<Vec<blst_fp2>> {
-    if a.len() != b.len() {
-        return Err(Error::LengthMismatch {
-            bases: a.len(),
-            scalars: b.len(),
-        });
-    }
-    let mut out = vec![blst_fp2::default(); a.len()];
-    imp::field_op(
-        2,
+        F::FIELD,
         op as i32,
         a.as_ptr().cast(),
         b.as_ptr().cast(),

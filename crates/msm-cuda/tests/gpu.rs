@@ -119,7 +119,7 @@ fn fp_arithmetic_matches_blst() {
         b.push(random(&mut rng));
     }
     let check = |op, f: &dyn Fn(&blst_fp, &blst_fp) -> blst_fp, count: usize| {
-        let got = gpu::fp_elementwise(op, &a[..count], &b[..count]).unwrap();
+        let got = gpu::field_elementwise(op, &a[..count], &b[..count]).unwrap();
         for i in 0..count {
             assert_eq!(
                 got[i],
@@ -166,7 +166,7 @@ fn fp2_arithmetic_matches_blst() {
         });
     }
     let check = |op, f: &dyn Fn(&blst_fp2, &blst_fp2) -> blst_fp2, count: usize| {
-        let got = gpu::fp2_elementwise(op, &a[..count], &b[..count]).unwrap();
+        let got = gpu::field_elementwise(op, &a[..count], &b[..count]).unwrap();
         for i in 0..count {
             assert_eq!(
                 got[i],

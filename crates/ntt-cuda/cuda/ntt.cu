@@ -239,11 +239,6 @@ __global__ void ab_minus_c_kernel(fr_t* a, const fr_t* b, const fr_t* c, fr_t z_
     store(&a[i], fr_mul(fr_sub(fr_mul(load(&a[i]), load(&b[i])), load(&c[i])), z_inv));
 }
 
-#define CUZK_CHECK(expr)         \
-    do {                         \
-        cuzk_status s_ = (expr); \
-        if (s_.code) return s_;  \
-    } while (0)
 
 // The general transform: see ntt.h.
 cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inverse, bool in_rev, bool out_rev,
@@ -493,19 +488,15 @@ cuzk_status cuzk_ceiling_copy(size_t bytes, uint32_t iterations, double* bytes_p
     int sms = 0;
     CUZK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     size_t n = bytes / sizeof(uint4);
-    cudaEvent_t t0, t1;
-    CUZK_TRY(cudaEventCreate(&t0));
-    CUZK_TRY(cudaEventCreate(&t1));
     copy_kernel<<<sms * 8, 512>>>(src, dst, n);  // warm-up
-    CUZK_TRY(cudaEventRecord(t0));
-    for (uint32_t i = 0; i < iterations; i++) copy_kernel<<<sms * 8, 512>>>(src, dst, n);
-    CUZK_TRY(cudaEventRecord(t1));
-    CUZK_TRY(cudaEventSynchronize(t1));
     float ms = 0;
-    CUZK_TRY(cudaEventElapsedTime(&ms, t0, t1));
+    CUZK_CHECK(time_on_device(
+        [&] {
+            for (uint32_t i = 0; i < iterations; i++) copy_kernel<<<sms * 8, 512>>>(src, dst, n);
+            return status_from(cudaGetLastError(), "copy_kernel");
+        },
+        &ms));
     *bytes_per_second = 2.0 * (double)bytes * iterations / (ms * 1e-3);
-    cudaEventDestroy(t0);
-    cudaEventDestroy(t1);
     cudaFree(src);
     cudaFree(dst);
     return status_ok();
@@ -518,19 +509,15 @@ cuzk_status cuzk_ceiling_imad(double* imad_per_second) {
     CUZK_TRY(cudaMalloc(&out, 4));
     uint32_t blocks = sms * 16, threads = 256;
     imad_kernel<<<blocks, threads>>>(out, 1, 0x9E3779B1u, 7);
-    cudaEvent_t t0, t1;
-    CUZK_TRY(cudaEventCreate(&t0));
-    CUZK_TRY(cudaEventCreate(&t1));
-    CUZK_TRY(cudaEventRecord(t0));
     const int reps = 20;
-    for (int r = 0; r < reps; r++) imad_kernel<<<blocks, threads>>>(out, r, 0x9E3779B1u + 2 * r, 7);
-    CUZK_TRY(cudaEventRecord(t1));
-    CUZK_TRY(cudaEventSynchronize(t1));
     float ms = 0;
-    CUZK_TRY(cudaEventElapsedTime(&ms, t0, t1));
+    CUZK_CHECK(time_on_device(
+        [&] {
+            for (int r = 0; r < reps; r++) imad_kernel<<<blocks, threads>>>(out, r, 0x9E3779B1u + 2 * r, 7);
+            return status_from(cudaGetLastError(), "imad_kernel");
+        },
+        &ms));
     *imad_per_second = (double)blocks * threads * 8 * 1024 * reps / (ms * 1e-3);
-    cudaEventDestroy(t0);
-    cudaEventDestroy(t1);
     cudaFree(out);
     return status_ok();
 }
@@ -539,20 +526,11 @@ cuzk_status cuzk_time_ntt(const cuzk_ntt_domain* d, void* data, uint32_t iterati
     if (iterations == 0) return status_msg(1, "cuzk_time_ntt needs at least one iteration");
     CUZK_CHECK(ntt(d, (fr_t*)data, 1, false, false, false, nullptr, 0));  // warm-up
     std::vector<float> times;
-    cudaEvent_t t0, t1;
-    CUZK_TRY(cudaEventCreate(&t0));
-    CUZK_TRY(cudaEventCreate(&t1));
     for (uint32_t i = 0; i < iterations; i++) {
-        CUZK_TRY(cudaEventRecord(t0));
-        CUZK_CHECK(ntt(d, (fr_t*)data, 1, false, false, false, nullptr, 0));
-        CUZK_TRY(cudaEventRecord(t1));
-        CUZK_TRY(cudaEventSynchronize(t1));
         float ms = 0;
-        CUZK_TRY(cudaEventElapsedTime(&ms, t0, t1));
+        CUZK_CHECK(time_on_device([&] { return ntt(d, (fr_t*)data, 1, false, false, false, nullptr, 0); }, &ms));
         times.push_back(ms);
     }
-    cudaEventDestroy(t0);
-    cudaEventDestroy(t1);
     std::sort(times.begin(), times.end());
     *median_ms = times[times.size() / 2];
     return status_ok();
