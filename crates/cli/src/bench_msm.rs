@@ -252,11 +252,13 @@ pub fn run(a: MsmArgs) -> Result<()> {
     for &lg in &a.g2_sizes {
         g2_compare(&mut report, lg, a.iterations)?;
     }
+    let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
     report.text(
-        "device memory of the resident set",
+        "device memory",
         format!(
-            "{:.2} GiB",
-            resident.device_bytes()? as f64 / (1u64 << 30) as f64
+            "bases {:.2} GiB, MSM scratch {:.2} GiB",
+            gib(resident.device_bytes()?),
+            gib(resident.scratch().device_bytes()?)
         ),
     );
     report.print(a.json);

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use blstrs::{G1Affine, G2Affine, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve};
-use msm_cuda::gpu::{DeviceBases, GpuScalars, MsmOptions};
+use msm_cuda::gpu::{DeviceBases, GpuScalars, MsmOptions, MsmScratch};
 use msm_cuda::Selection;
 use r1cs_synth::{Density, ProvingAssignment};
 use rand_core::RngCore;
@@ -107,7 +107,7 @@ pub struct ProverOptions {
     pub msm_backend: Backend,
 }
 
-/// A parameter set resident on the GPU: the H, L, A and B_G1 queries and B_G2.
+/// A parameter set resident on the GPU: the H, L, A and B_G1 queries and B_G2, sharing one MSM scratch.
 #[derive(Debug)]
 pub struct GpuParams {
     h: DeviceBases<G1Affine>,
@@ -144,12 +144,16 @@ impl GpuParams {
     /// # Errors
     /// [`Error::Msm`] without a GPU or when device memory runs out (naming the query).
     pub fn upload(params: &Parameters) -> Result<Self> {
+        // The five MSMs of a proof run one after another: one scratch serves them all.
+        let scratch = MsmScratch::new().map_err(msm_err("scratch"))?;
         Ok(GpuParams {
-            h: DeviceBases::upload(&params.h).map_err(msm_err("H upload"))?,
-            l: DeviceBases::upload(&params.l).map_err(msm_err("L upload"))?,
-            a: DeviceBases::upload(&params.a).map_err(msm_err("A upload"))?,
-            b_g1: DeviceBases::upload(&params.b_g1).map_err(msm_err("B_G1 upload"))?,
-            b_g2: DeviceBases::upload(&params.b_g2).map_err(msm_err("B_G2 upload"))?,
+            h: DeviceBases::upload_sharing(&params.h, &scratch).map_err(msm_err("H upload"))?,
+            l: DeviceBases::upload_sharing(&params.l, &scratch).map_err(msm_err("L upload"))?,
+            a: DeviceBases::upload_sharing(&params.a, &scratch).map_err(msm_err("A upload"))?,
+            b_g1: DeviceBases::upload_sharing(&params.b_g1, &scratch)
+                .map_err(msm_err("B_G1 upload"))?,
+            b_g2: DeviceBases::upload_sharing(&params.b_g2, &scratch)
+                .map_err(msm_err("B_G2 upload"))?,
             key: params_key(params),
         })
     }

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -314,11 +315,23 @@ struct cuzk_msm_bases {
     size_t n;
     size_t point_bytes;
     void* points;
+};
+
+struct cuzk_msm_scratch {
     cudaStream_t stream;
     cudaEvent_t ev[8];
     Scratch scalars, canon, ones, counters, counts, offsets, cursor, entries, cub, parts_a, parts_b, ones_sums;
     Scratch tcount[2], toff[2], task_bucket, tasks[2], level_max;
 };
+
+namespace {
+// Every scratch buffer of a set, for freeing and counting.
+std::array<Scratch*, 20> scratch_list(cuzk_msm_scratch* S) {
+    return {{&S->scalars,     &S->canon,      &S->ones,     &S->counters, &S->counts,  &S->offsets,   &S->cursor,
+            &S->entries,     &S->cub,        &S->parts_a,  &S->parts_b,  &S->ones_sums, &S->tcount[0], &S->tcount[1],
+            &S->toff[0],     &S->toff[1],    &S->task_bucket, &S->tasks[0], &S->tasks[1], &S->level_max}};
+}
+}  // namespace
 
 namespace {
 
@@ -345,21 +358,21 @@ cuzk_status reduce_to_parts(cudaStream_t st, xyzz_t<F>** cur, xyzz_t<F>** other,
 }
 
 template <class F>
-cuzk_status run_msm(cuzk_msm_bases* B, size_t offset, const void* scalars, size_t n, int on_device, uint32_t window,
+cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset, const void* scalars, size_t n, int on_device, uint32_t window,
                     const uint8_t* table, int split, void* out, size_t out_capacity, cuzk_msm_stats* stats) {
     using Xyzz = xyzz_t<F>;
     using Jac = jacobian_t<F>;
     cudaStream_t st = B->stream;
     memset(stats, 0, sizeof(*stats));
-    if (offset > B->n || n > B->n - offset) {
+    if (offset > Bs->n || n > Bs->n - offset) {
         char msg[200];
         snprintf(msg, sizeof(msg), "MSM of %zu scalars at offset %zu runs past the %zu resident bases", n, offset,
-                 B->n);
+                 Bs->n);
         return status_msg(1, msg);
     }
     if (n >= 0x80000000ull) return status_msg(1, "MSM of 2^31 or more scalars: split it");
     if (window > MAX_WINDOW) return status_msg(1, "window above 24 bits");
-    const affine_t<F>* bases = (const affine_t<F>*)B->points + offset;
+    const affine_t<F>* bases = (const affine_t<F>*)Bs->points + offset;
     uint32_t n32 = (uint32_t)n;
     if (n == 0) return status_ok();
 
@@ -672,21 +685,11 @@ cuzk_status cuzk_msm_bases_create(int curve, const void* points, size_t n, cuzk_
     B->n = n;
     B->point_bytes = point_bytes;
     B->points = nullptr;
-    B->stream = nullptr;
-    for (auto& e : B->ev) e = nullptr;
-    cuzk_status s = status_ok();
-    cudaError_t e = cudaStreamCreateWithFlags(&B->stream, cudaStreamNonBlocking);
-    for (int i = 0; i < 8 && e == cudaSuccess; i++) e = cudaEventCreate(&B->ev[i]);
-    if (e != cudaSuccess) {
-        s = status_from(e, "creating the MSM stream and events");
-    } else {
-        size_t cap = 0;
-        s = ensure(&B->points, &cap, n * point_bytes, "the bases");
-        if (s.code == 0 && n > 0) {
-            e = cudaMemcpyAsync(B->points, points, n * point_bytes, cudaMemcpyHostToDevice, B->stream);
-            if (e == cudaSuccess) e = cudaStreamSynchronize(B->stream);
-            if (e != cudaSuccess) s = status_from(e, "uploading the bases");
-        }
+    size_t cap = 0;
+    cuzk_status s = ensure(&B->points, &cap, n * point_bytes, "the bases");
+    if (s.code == 0 && n > 0) {
+        cudaError_t e = cudaMemcpy(B->points, points, n * point_bytes, cudaMemcpyHostToDevice);
+        if (e != cudaSuccess) s = status_from(e, "uploading the bases");
     }
     if (s.code != 0) {
         cuzk_msm_bases_destroy(B);
@@ -698,38 +701,58 @@ cuzk_status cuzk_msm_bases_create(int curve, const void* points, size_t n, cuzk_
 
 cuzk_status cuzk_msm_bases_destroy(cuzk_msm_bases* B) {
     if (!B) return status_ok();
-    if (B->stream) cudaStreamSynchronize(B->stream);
-    Scratch* all[] = {&B->scalars, &B->canon,   &B->ones,    &B->counters, &B->counts, &B->offsets,
-                      &B->cursor,  &B->entries, &B->cub,     &B->parts_a,  &B->parts_b, &B->ones_sums,
-        &B->tcount[0], &B->tcount[1], &B->toff[0], &B->toff[1], &B->task_bucket, &B->tasks[0], &B->tasks[1], &B->level_max};
-    for (Scratch* s : all)
-        if (s->ptr) cudaFree(s->ptr);
     if (B->points) cudaFree(B->points);
-    for (auto& e : B->ev)
-        if (e) cudaEventDestroy(e);
-    if (B->stream) cudaStreamDestroy(B->stream);
     delete B;
     return status_ok();
 }
 
 cuzk_status cuzk_msm_bases_device_bytes(const cuzk_msm_bases* B, size_t* bytes) {
-    size_t total = B->n * B->point_bytes;
-    const Scratch* all[] = {&B->scalars, &B->canon,   &B->ones, &B->counters, &B->counts, &B->offsets,
-                            &B->cursor,  &B->entries, &B->cub,  &B->parts_a,  &B->parts_b, &B->ones_sums,
-        &B->tcount[0], &B->tcount[1], &B->toff[0], &B->toff[1], &B->task_bucket, &B->tasks[0], &B->tasks[1], &B->level_max};
-    for (const Scratch* s : all) total += s->cap;
+    *bytes = B->n * B->point_bytes;
+    return status_ok();
+}
+
+cuzk_status cuzk_msm_scratch_create(cuzk_msm_scratch** out) {
+    *out = nullptr;
+    cuzk_msm_scratch* S = new cuzk_msm_scratch();
+    S->stream = nullptr;
+    for (auto& e : S->ev) e = nullptr;
+    cudaError_t e = cudaStreamCreateWithFlags(&S->stream, cudaStreamNonBlocking);
+    for (int i = 0; i < 8 && e == cudaSuccess; i++) e = cudaEventCreate(&S->ev[i]);
+    if (e != cudaSuccess) {
+        cuzk_msm_scratch_destroy(S);
+        return status_from(e, "creating the MSM stream and events");
+    }
+    *out = S;
+    return status_ok();
+}
+
+cuzk_status cuzk_msm_scratch_destroy(cuzk_msm_scratch* S) {
+    if (!S) return status_ok();
+    if (S->stream) cudaStreamSynchronize(S->stream);
+    for (Scratch* s : scratch_list(S))
+        if (s->ptr) cudaFree(s->ptr);
+    for (auto& e : S->ev)
+        if (e) cudaEventDestroy(e);
+    if (S->stream) cudaStreamDestroy(S->stream);
+    delete S;
+    return status_ok();
+}
+
+cuzk_status cuzk_msm_scratch_device_bytes(const cuzk_msm_scratch* S, size_t* bytes) {
+    size_t total = 0;
+    for (Scratch* s : scratch_list(const_cast<cuzk_msm_scratch*>(S))) total += s->cap;
     *bytes = total;
     return status_ok();
 }
 
-cuzk_status cuzk_msm_run(cuzk_msm_bases* bases, size_t offset, const void* scalars, size_t n, int scalars_on_device,
-                         uint32_t window, const uint8_t* window_table, int split, void* out, size_t out_capacity,
-                         cuzk_msm_stats* stats) {
+cuzk_status cuzk_msm_run(const cuzk_msm_bases* bases, cuzk_msm_scratch* scratch, size_t offset, const void* scalars,
+                         size_t n, int scalars_on_device, uint32_t window, const uint8_t* window_table, int split,
+                         void* out, size_t out_capacity, cuzk_msm_stats* stats) {
     if (bases->curve == CUZK_CURVE_G1)
-        return run_msm<Fp>(bases, offset, scalars, n, scalars_on_device, window, window_table, split, out,
+        return run_msm<Fp>(bases, scratch, offset, scalars, n, scalars_on_device, window, window_table, split, out,
                            out_capacity, stats);
-    return run_msm<Fp2>(bases, offset, scalars, n, scalars_on_device, window, window_table, split, out, out_capacity,
-                        stats);
+    return run_msm<Fp2>(bases, scratch, offset, scalars, n, scalars_on_device, window, window_table, split, out,
+                        out_capacity, stats);
 }
 
 cuzk_status cuzk_field_test(int field, int op, const void* a, const void* b, void* out, size_t n) {

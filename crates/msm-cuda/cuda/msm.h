@@ -15,14 +15,22 @@ extern "C" {
 
 enum cuzk_curve { CUZK_CURVE_G1 = 1, CUZK_CURVE_G2 = 2 };
 
-/* A set of bases resident in device memory, with the scratch space its MSMs reuse. One MSM at a time per set. */
+/* A set of bases resident in device memory. Read-only once uploaded. */
 typedef struct cuzk_msm_bases cuzk_msm_bases;
 
 /* Uploads n affine points of `curve` (host memory, pinned or not) and keeps them on the device until destroyed. */
 cuzk_status cuzk_msm_bases_create(int curve, const void* points, size_t n, cuzk_msm_bases** out);
 cuzk_status cuzk_msm_bases_destroy(cuzk_msm_bases* bases);
-/* Device bytes the set holds now (bases plus scratch). */
+/* Device bytes of the points. */
 cuzk_status cuzk_msm_bases_device_bytes(const cuzk_msm_bases* bases, size_t* bytes);
+
+/* Working memory and the stream of MSMs: grown to the largest MSM run with it, reused after. One MSM at a time per
+ * scratch set; several base sets may share one (a prover's queries run one after another). */
+typedef struct cuzk_msm_scratch cuzk_msm_scratch;
+cuzk_status cuzk_msm_scratch_create(cuzk_msm_scratch** out);
+cuzk_status cuzk_msm_scratch_destroy(cuzk_msm_scratch* scratch);
+/* Device bytes the scratch holds now. */
+cuzk_status cuzk_msm_scratch_device_bytes(const cuzk_msm_scratch* scratch, size_t* bytes);
 
 /* What one MSM did, and how long each phase took (milliseconds, measured with device events). */
 typedef struct cuzk_msm_stats {
@@ -44,9 +52,9 @@ typedef struct cuzk_msm_stats {
  * split: non-zero classifies scalars as 0 (skipped), 1 (bases summed directly) or other (Pippenger);
  * zero runs plain Pippenger over every non-zero scalar. */
 #define CUZK_MSM_MAX_PARTS 8224
-cuzk_status cuzk_msm_run(cuzk_msm_bases* bases, size_t offset, const void* scalars, size_t n, int scalars_on_device,
-                         uint32_t window, const uint8_t* window_table, int split, void* out, size_t out_capacity,
-                         cuzk_msm_stats* stats);
+cuzk_status cuzk_msm_run(const cuzk_msm_bases* bases, cuzk_msm_scratch* scratch, size_t offset, const void* scalars,
+                         size_t n, int scalars_on_device, uint32_t window, const uint8_t* window_table, int split,
+                         void* out, size_t out_capacity, cuzk_msm_stats* stats);
 
 /* Field arithmetic for tests, on host arrays of n elements: field 1 = Fp (48 bytes), 2 = Fp2 (96 bytes).
  * op: 0 add, 1 sub, 2 mul, 3 square(a), 4 neg(a), 5 inverse(a). */

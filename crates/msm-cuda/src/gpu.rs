@@ -6,7 +6,7 @@
 
 #![allow(unsafe_code)]
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use blst::{blst_fp, blst_fp2};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -224,37 +224,67 @@ mod imp {
         ntt_cuda::gpu::device().map_err(|e| Error::NoDevice(e.to_string()))
     }
 
-    /// The C handle; only ever used under the owner's mutex.
-    pub struct Handle(pub *mut ffi::cuzk_msm_bases);
-    // SAFETY: the handle's device memory and stream are not tied to a host thread; the mutex serialises use.
-    unsafe impl Send for Handle {}
+    /// Resident bases: read-only once uploaded.
+    pub struct Bases(*mut ffi::cuzk_msm_bases);
+    // SAFETY: device memory is not tied to a host thread, and the bases are only read after the upload.
+    unsafe impl Send for Bases {}
+    // SAFETY: as above: concurrent MSMs only read them.
+    unsafe impl Sync for Bases {}
 
-    impl Drop for Handle {
+    impl Drop for Bases {
         fn drop(&mut self) {
             // SAFETY: created by cuzk_msm_bases_create, destroyed once.
             let _ = unsafe { ffi::cuzk_msm_bases_destroy(self.0) };
         }
     }
 
-    pub fn upload<A: GpuCurve>(points: &[A]) -> Result<Handle> {
+    /// Scratch memory and the stream of MSMs; only ever used under its owner's mutex.
+    pub struct Scratch(*mut ffi::cuzk_msm_scratch);
+    // SAFETY: its device memory and stream are not tied to a host thread; the mutex serialises use.
+    unsafe impl Send for Scratch {}
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            // SAFETY: created by cuzk_msm_scratch_create, destroyed once (after its stream drains).
+            let _ = unsafe { ffi::cuzk_msm_scratch_destroy(self.0) };
+        }
+    }
+
+    pub fn upload<A: GpuCurve>(points: &[A]) -> Result<Bases> {
         device()?;
         let mut raw = std::ptr::null_mut();
         // SAFETY: `points` are blst affine layouts (sizes asserted above) of points.len() elements, read during the call.
         check(unsafe {
             ffi::cuzk_msm_bases_create(A::CURVE, points.as_ptr().cast(), points.len(), &mut raw)
         })?;
-        Ok(Handle(raw))
+        Ok(Bases(raw))
     }
 
-    pub fn device_bytes(h: &Handle) -> Result<usize> {
-        let mut b = 0;
+    pub fn scratch() -> Result<Scratch> {
+        device()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: out-parameter.
+        check(unsafe { ffi::cuzk_msm_scratch_create(&mut raw) })?;
+        Ok(Scratch(raw))
+    }
+
+    pub fn bases_bytes(b: &Bases) -> Result<usize> {
+        let mut n = 0;
         // SAFETY: a live handle; out-parameter.
-        check(unsafe { ffi::cuzk_msm_bases_device_bytes(h.0, &mut b) })?;
-        Ok(b)
+        check(unsafe { ffi::cuzk_msm_bases_device_bytes(b.0, &mut n) })?;
+        Ok(n)
+    }
+
+    pub fn scratch_bytes(s: &Scratch) -> Result<usize> {
+        let mut n = 0;
+        // SAFETY: a live handle used under its mutex; out-parameter.
+        check(unsafe { ffi::cuzk_msm_scratch_device_bytes(s.0, &mut n) })?;
+        Ok(n)
     }
 
     pub fn run<A: GpuCurve>(
-        h: &Handle,
+        b: &Bases,
+        scratch: &Scratch,
         offset: usize,
         scalars: GpuScalars<'_>,
         opts: &MsmOptions,
@@ -266,13 +296,14 @@ mod imp {
         let mut parts = vec![A::Projective::identity(); ffi::CUZK_MSM_MAX_PARTS as usize];
         // SAFETY: all-zero bytes are a valid value of this plain C struct.
         let mut st: ffi::cuzk_msm_stats = unsafe { std::mem::zeroed() };
-        // SAFETY: the handle is live and used by this thread alone (the caller holds its mutex); `ptr` holds n
+        // SAFETY: both handles are live; the scratch is used by this thread alone (the caller holds its mutex); `ptr` holds n
         // scalars in the memory space `on_device` names; `parts` holds CUZK_MSM_MAX_PARTS projective points, which
         // are blst Jacobian layouts (sizes asserted above); the table has 32 entries; the call returns after its
         // device work is complete.
         check(unsafe {
             ffi::cuzk_msm_run(
-                h.0,
+                b.0,
+                scratch.0,
                 offset,
                 ptr,
                 n,
@@ -358,18 +389,28 @@ mod imp {
         none()
     }
 
-    pub struct Handle;
+    pub struct Bases;
+    pub struct Scratch;
 
-    pub fn upload<A: GpuCurve>(_points: &[A]) -> Result<Handle> {
+    pub fn upload<A: GpuCurve>(_points: &[A]) -> Result<Bases> {
         none()
     }
 
-    pub fn device_bytes(_h: &Handle) -> Result<usize> {
+    pub fn scratch() -> Result<Scratch> {
+        none()
+    }
+
+    pub fn bases_bytes(_b: &Bases) -> Result<usize> {
+        none()
+    }
+
+    pub fn scratch_bytes(_s: &Scratch) -> Result<usize> {
         none()
     }
 
     pub fn run<A: GpuCurve>(
-        _h: &Handle,
+        _b: &Bases,
+        _scratch: &Scratch,
         _offset: usize,
         _scalars: GpuScalars<'_>,
         _opts: &MsmOptions,
@@ -412,10 +453,43 @@ pub fn device() -> Result<String> {
     imp::device()
 }
 
+/// Working memory (and the stream) of GPU MSMs, grown to the largest MSM run with it and reused after. Base sets that
+/// are used one after another (a prover's queries) share one, so device memory holds one scratch, not one per set.
+pub struct MsmScratch {
+    inner: Mutex<imp::Scratch>,
+}
+
+impl std::fmt::Debug for MsmScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MsmScratch").finish_non_exhaustive()
+    }
+}
+
+impl MsmScratch {
+    /// Empty scratch on the current device.
+    ///
+    /// # Errors
+    /// [`Error::NoDevice`], or a CUDA error.
+    pub fn new() -> Result<Arc<Self>> {
+        Ok(Arc::new(MsmScratch {
+            inner: Mutex::new(imp::scratch()?),
+        }))
+    }
+
+    /// Device bytes it holds now.
+    ///
+    /// # Errors
+    /// A CUDA error.
+    pub fn device_bytes(&self) -> Result<usize> {
+        imp::scratch_bytes(&self.inner.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
 /// A set of bases uploaded once and kept in device memory, for many MSMs with different scalars (a parameter
-/// query: H, L, A or B). MSMs against one set run one at a time (the set owns the scratch memory they reuse).
+/// query: H, L, A or B). MSMs that share a scratch run one at a time.
 pub struct DeviceBases<A: GpuCurve> {
-    handle: Mutex<imp::Handle>,
+    bases: imp::Bases,
+    scratch: Arc<MsmScratch>,
     len: usize,
     _curve: std::marker::PhantomData<A>,
 }
@@ -429,16 +503,30 @@ impl<A: GpuCurve> std::fmt::Debug for DeviceBases<A> {
 }
 
 impl<A: GpuCurve> DeviceBases<A> {
-    /// Uploads `points` (affine, the identity allowed).
+    /// Uploads `points` (affine, the identity allowed), with scratch of its own.
     ///
     /// # Errors
     /// [`Error::NoDevice`], or a CUDA error (out of device memory names the size it wanted).
     pub fn upload(points: &[A]) -> Result<Self> {
+        Self::upload_sharing(points, &MsmScratch::new()?)
+    }
+
+    /// Uploads `points`, running its MSMs in `scratch` (shared with other sets).
+    ///
+    /// # Errors
+    /// As [`DeviceBases::upload`].
+    pub fn upload_sharing(points: &[A], scratch: &Arc<MsmScratch>) -> Result<Self> {
         Ok(DeviceBases {
-            handle: Mutex::new(imp::upload(points)?),
+            bases: imp::upload(points)?,
+            scratch: Arc::clone(scratch),
             len: points.len(),
             _curve: std::marker::PhantomData,
         })
+    }
+
+    /// The scratch its MSMs run in.
+    pub fn scratch(&self) -> &Arc<MsmScratch> {
+        &self.scratch
     }
 
     /// Number of resident bases.
@@ -451,12 +539,12 @@ impl<A: GpuCurve> DeviceBases<A> {
         self.len == 0
     }
 
-    /// Device bytes held: the bases plus the scratch their MSMs reuse.
+    /// Device bytes of the bases (the scratch is counted by [`MsmScratch::device_bytes`]).
     ///
     /// # Errors
     /// A CUDA error.
     pub fn device_bytes(&self) -> Result<usize> {
-        imp::device_bytes(&self.handle.lock().unwrap_or_else(|e| e.into_inner()))
+        imp::bases_bytes(&self.bases)
     }
 
     /// The MSM of `scalars` against the bases `offset .. offset + scalars.len()`.
@@ -484,8 +572,8 @@ impl<A: GpuCurve> DeviceBases<A> {
                 scalars: n,
             });
         }
-        let h = self.handle.lock().unwrap_or_else(|e| e.into_inner());
-        imp::run::<A>(&h, offset, scalars, opts)
+        let scratch = self.scratch.inner.lock().unwrap_or_else(|e| e.into_inner());
+        imp::run::<A>(&self.bases, &scratch, offset, scalars, opts)
     }
 
     /// The MSM over the scalars `selection` picks (bellperson's density), paired in order with the bases

@@ -409,6 +409,26 @@ fn resident_bases_serve_many_msms() {
     let (got, _) = resident.msm_selected(0, &full, selection, &opts).unwrap();
     let want = msm_cuda::msm_g1_selected(&bases[..picked], &full, selection).unwrap();
     assert_eq!(got, want);
+    // A second set sharing the first one's scratch, used alternately with it (as a prover's queries are).
+    let other_bases = random_g1(3000, &mut rng);
+    let other = DeviceBases::upload_sharing(&other_bases, resident.scratch()).unwrap();
+    for round in 0..2 {
+        let s1: Vec<Scalar> = (0..3000).map(|_| edge_or_random_scalar(&mut rng)).collect();
+        let s2 = porep_like_scalars(n, &mut rng);
+        let (got1, _) = other.msm(0, GpuScalars::Host(&s1), &opts).unwrap();
+        let (got2, _) = resident.msm(0, GpuScalars::Host(&s2), &opts).unwrap();
+        assert_eq!(
+            got1,
+            msm_g1(&other_bases, &s1).unwrap(),
+            "shared scratch, round {round}"
+        );
+        assert_eq!(
+            got2,
+            msm_g1(&bases, &s2).unwrap(),
+            "shared scratch, round {round}"
+        );
+    }
+    assert!(resident.scratch().device_bytes().unwrap() > 0);
     // Out of range and mismatched selections are errors, not crashes.
     assert!(resident
         .msm(n - 1, GpuScalars::Host(&[Scalar::ONE; 2]), &opts)
