@@ -5,6 +5,7 @@ mod bench_msm;
 mod bench_synth;
 mod cache;
 mod inputs;
+mod memmon;
 mod report;
 
 use std::path::{Path, PathBuf};
@@ -52,6 +53,8 @@ enum Command {
     /// Measure: GPU kernels beside the card's ceilings.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Log another process's resident memory (`timestamp_ms,rss_kb,rss_gib` CSV, one flushed row per sample) until it exits.
+    Memmon(memmon::MemmonArgs),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -134,6 +137,13 @@ struct ProveArgs {
     /// per process and kept on the device), or check (both, compared; a debug switch).
     #[arg(long, env = "CUZK_MSM_BACKEND", default_value = "auto")]
     msm_backend: HBackend,
+    /// Log this process's resident memory to FILE while it works (`timestamp_ms,rss_kb,rss_gib`, every
+    /// --memlog-interval-ms).
+    #[arg(long, value_name = "FILE")]
+    memlog: Option<PathBuf>,
+    /// Milliseconds between --memlog samples.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
+    memlog_interval_ms: u64,
     /// Print a JSON summary on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -174,6 +184,7 @@ fn main() -> ExitCode {
         Command::Prove(a) => cmd_prove(a),
         Command::Verify(a) => cmd_verify(a),
         Command::Bench(b) => bench::run(b).map(|()| ExitCode::SUCCESS),
+        Command::Memmon(a) => memmon::run(a).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,
@@ -241,6 +252,11 @@ fn cmd_setup(a: SetupArgs) -> Result<ExitCode> {
 
 fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
     let total = Instant::now();
+    let _memlog = a
+        .memlog
+        .as_deref()
+        .map(|p| memmon::SelfLog::start(p, Duration::from_millis(a.memlog_interval_ms)))
+        .transpose()?;
     let progress = Progress::new(a.json);
     let mut report = Report::new("prove");
     let (path, from_cache) = params_path(&a.params, &a.circuit)?;

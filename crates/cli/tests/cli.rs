@@ -67,11 +67,24 @@ fn prove_then_verify_and_reject_tampering() {
         again["shape"].as_str().unwrap().ends_with("(loaded)"),
         "{again}"
     );
-    // The direct path proves too.
+    // The direct path proves too, here with a memory log of itself.
+    let memlog = dir.path().join("mem.csv");
     let mut direct = args.to_vec();
-    direct.extend(["--synthesis", "direct"]);
+    direct.extend([
+        "--synthesis",
+        "direct",
+        "--memlog",
+        s(&memlog),
+        "--memlog-interval-ms",
+        "20",
+    ]);
     let out = cuzk(&direct);
     assert!(out.status.success(), "{}", text(&out));
+    let rows = memory_log_rows(&memlog);
+    assert!(
+        rows.iter().any(|&(_, kb)| kb > 10_000),
+        "a prover holds more than 10 MB at some point: {rows:?}"
+    );
 
     let verify = [
         "verify",
@@ -182,4 +195,66 @@ fn bench_synth_reports_every_variant() {
     let out = cuzk(&["bench", "synth", "--variant", "smallvec3"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("unknown LC backend"), "{}", text(&out));
+}
+
+/// Checks a memory log's format (`timestamp_ms,rss_kb,rss_gib`, at least one row, timestamps in order, the GiB column
+/// agreeing with the KiB column) and returns (timestamp, rss_kb) per row.
+fn memory_log_rows(path: &Path) -> Vec<(u128, u64)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("timestamp_ms,rss_kb,rss_gib"));
+    let rows: Vec<(u128, u64)> = lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), 3, "row {l:?}");
+            let kb: u64 = f[1].parse().unwrap();
+            let gib: f64 = f[2].parse().unwrap();
+            assert!(
+                (gib - kb as f64 / (1u64 << 20) as f64).abs() < 0.001,
+                "row {l:?}"
+            );
+            (f[0].parse().unwrap(), kb)
+        })
+        .collect();
+    assert!(!rows.is_empty(), "no rows in {text:?}");
+    assert!(
+        rows.windows(2).all(|w| w[0].0 <= w[1].0),
+        "timestamps go back: {rows:?}"
+    );
+    rows
+}
+
+#[test]
+fn memmon_logs_another_process_until_it_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("mem.csv");
+    let mut child = Command::new("sleep").arg("1").spawn().unwrap();
+    let pid = child.id().to_string();
+    let out = cuzk(&[
+        "memmon",
+        "--pid",
+        &pid,
+        "--interval-ms",
+        "50",
+        "--csv",
+        s(&csv),
+    ]);
+    let _ = child.wait();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("peak RSS"), "{}", text(&out));
+    let rows = memory_log_rows(&csv);
+    // One second at 50 ms: several samples, all of a live process.
+    assert!(rows.len() >= 5, "{rows:?}");
+    assert!(rows.iter().all(|&(_, kb)| kb > 0), "{rows:?}");
+
+    // A process that does not exist is a clear error, and no log is left behind.
+    let gone = dir.path().join("gone.csv");
+    let out = cuzk(&["memmon", "--pid", "999999999", "--csv", s(&gone)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("no process 999999999"),
+        "{}",
+        text(&out)
+    );
+    assert!(!gone.exists());
 }
