@@ -16,7 +16,7 @@ use anyhow::{bail, Context, Result};
 use circuits::Sha256Circuit;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use groth16_pipeline::{
-    prepare_verifying_key, prove_with, verify_proof, HBackend, Proof, ProverOptions,
+    prepare_verifying_key, prove_with, verify_proof, HBackend, Proof, ProofTimings, ProverOptions,
 };
 use r1cs_synth::{synthesize, CompiledShape, SynthesisOptions};
 use rand::rngs::OsRng;
@@ -287,6 +287,7 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
     let public_inputs = circuit.public_inputs().expect("circuit has a preimage");
 
     let check = !a.no_check;
+    let synthesis_started = Instant::now();
     let pa = match a.synthesis {
         SynthesisPath::Direct => {
             let spinner = progress.spinner("synthesizing".into());
@@ -383,6 +384,8 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
     report.time("load params", t.elapsed());
     spinner.finish();
 
+    let synthesis_time = synthesis_started.elapsed();
+
     let spinner = progress.spinner("proving".into());
     let opts = ProverOptions {
         h_backend: a.h_backend,
@@ -406,7 +409,19 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
     let t = Instant::now();
     let pvk = prepare_verifying_key(&params.vk);
     let ok = verify_proof(&pvk, &proof, &public_inputs)?;
-    report.time("verify", t.elapsed());
+    let verify_time = t.elapsed();
+    report.time("verify", verify_time);
+    timing_line(
+        &[
+            ("partition", "0".into()),
+            (
+                "synthesis_ms",
+                format!("{:.3}", synthesis_time.as_secs_f64() * 1e3),
+            ),
+        ],
+        &timings,
+        verify_time,
+    );
     if !ok {
         bail!("the proof does not verify; it was not written (this is a bug: please report it)");
     }
@@ -421,6 +436,22 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
     }
     report.print(a.json);
     Ok(ExitCode::SUCCESS)
+}
+
+/// One `CUZK_TIMING key=value ...` line per proof on stderr, written whole (stderr is unbuffered), for scripts and
+/// log collectors: the partition and synthesis first, then the prover's phases, then verification.
+fn timing_line(head: &[(&str, String)], timings: &ProofTimings, verify: Duration) {
+    let mut line = String::from("CUZK_TIMING");
+    let tail = [("verify_ms", format!("{:.3}", verify.as_secs_f64() * 1e3))];
+    for (k, v) in head
+        .iter()
+        .map(|(k, v)| (*k, v.clone()))
+        .chain(timings.key_values())
+        .chain(tail)
+    {
+        line.push_str(&format!(" {k}={v}"));
+    }
+    eprintln!("{line}");
 }
 
 fn cmd_verify(a: VerifyArgs) -> Result<ExitCode> {

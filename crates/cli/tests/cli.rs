@@ -45,6 +45,34 @@ fn prove_then_verify_and_reject_tampering() {
     assert!(out.status.success(), "{}", text(&out));
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["verified"], "yes");
+    // One CUZK_TIMING line on stderr with every phase as key=value.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let timing: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("CUZK_TIMING "))
+        .collect();
+    assert_eq!(timing.len(), 1, "{stderr}");
+    for key in [
+        "partition",
+        "synthesis_ms",
+        "h_backend",
+        "msm_backend",
+        "h_ms",
+        "msm_h_ms",
+        "msm_l_ms",
+        "msm_a_ms",
+        "msm_b_g1_ms",
+        "msm_b_g2_ms",
+        "assembly_ms",
+        "prove_ms",
+        "verify_ms",
+    ] {
+        let value = timing[0]
+            .split(' ')
+            .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("{key} missing from {}", timing[0]));
+        assert!(!value.is_empty(), "{key} empty in {}", timing[0]);
+    }
     assert!(summary["constraints"].as_u64().unwrap() > 20_000);
     assert!(
         summary["shape"]

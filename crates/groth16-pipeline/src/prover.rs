@@ -201,6 +201,24 @@ pub struct ProofTimings {
 }
 
 impl ProofTimings {
+    /// The phases as `key=value` pairs (milliseconds with three decimals, backends by name), in proving order: the
+    /// body of a `CUZK_TIMING` line.
+    pub fn key_values(&self) -> Vec<(&'static str, String)> {
+        let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1e3);
+        vec![
+            ("h_backend", self.h_backend.to_string()),
+            ("msm_backend", self.msm_backend.to_string()),
+            ("h_ms", ms(self.h_poly)),
+            ("msm_h_ms", ms(self.msm_h)),
+            ("msm_l_ms", ms(self.msm_l)),
+            ("msm_a_ms", ms(self.msm_a)),
+            ("msm_b_g1_ms", ms(self.msm_b_g1)),
+            ("msm_b_g2_ms", ms(self.msm_b_g2)),
+            ("assembly_ms", ms(self.assembly)),
+            ("prove_ms", ms(self.total())),
+        ]
+    }
+
     /// The sum of the phases.
     pub fn total(&self) -> Duration {
         self.h_poly
