@@ -633,6 +633,17 @@ pub enum FieldOp {
     Inverse = 5,
 }
 
+/// The elementwise test entry points take two inputs of one length.
+fn same_len(a: usize, b: usize) -> Result<()> {
+    if a != b {
+        return Err(Error::LengthMismatch {
+            bases: a,
+            scalars: b,
+        });
+    }
+    Ok(())
+}
+
 /// Field elements the device arithmetic is tested on: blst's Fp (field 1) and Fp2 (field 2), Montgomery form.
 pub trait GpuField: Copy + Default + sealed_field::Sealed {
     #[doc(hidden)]
@@ -658,12 +669,7 @@ impl GpuField for blst_fp2 {
 /// # Errors
 /// [`Error::LengthMismatch`], [`Error::NoDevice`], a CUDA error.
 pub fn field_elementwise<F: GpuField>(op: FieldOp, a: &[F], b: &[F]) -> Result<Vec<F>> {
-    if a.len() != b.len() {
-        return Err(Error::LengthMismatch {
-            bases: a.len(),
-            scalars: b.len(),
-        });
-    }
+    same_len(a.len(), b.len())?;
     let mut out = vec![F::default(); a.len()];
     imp::field_op(
         F::FIELD,
@@ -696,12 +702,7 @@ pub enum CurveOp {
 /// # Errors
 /// As [`fp_elementwise`].
 pub fn curve_elementwise<A: GpuCurve>(op: CurveOp, a: &[A], b: &[A]) -> Result<Vec<A::Projective>> {
-    if a.len() != b.len() {
-        return Err(Error::LengthMismatch {
-            bases: a.len(),
-            scalars: b.len(),
-        });
-    }
+    same_len(a.len(), b.len())?;
     let mut out = vec![A::Projective::identity(); a.len()];
     imp::curve_op(
         A::CURVE,

@@ -100,6 +100,44 @@ fn fp_edges() -> Vec<blst_fp> {
     vec![from_u64(0), one, neg(&one), two, neg(&two)]
 }
 
+/// The CPU reference of one field operation.
+type FieldRef<'a, F> = &'a dyn Fn(&F, &F) -> F;
+
+/// Every [`FieldOp`] on the device against its reference (add, sub, mul, square, neg, inverse, in that order), on all
+/// pairs except the inverse, which runs on the first `inverse_count` (each is a full exponentiation).
+fn check_field_ops<F: gpu::GpuField + PartialEq + std::fmt::Debug>(
+    a: &[F],
+    b: &[F],
+    refs: [FieldRef<'_, F>; 6],
+    inverse_count: usize,
+) {
+    let ops = [
+        FieldOp::Add,
+        FieldOp::Sub,
+        FieldOp::Mul,
+        FieldOp::Square,
+        FieldOp::Neg,
+        FieldOp::Inverse,
+    ];
+    for (op, f) in ops.into_iter().zip(refs) {
+        let count = if op == FieldOp::Inverse {
+            inverse_count
+        } else {
+            a.len()
+        };
+        let got = gpu::field_elementwise(op, &a[..count], &b[..count]).unwrap();
+        for i in 0..count {
+            assert_eq!(
+                got[i],
+                f(&a[i], &b[i]),
+                "{op:?} at {i}: a = {:?}, b = {:?}",
+                a[i],
+                b[i]
+            );
+        }
+    }
+}
+
 #[test]
 fn fp_arithmetic_matches_blst() {
     use reference::*;
@@ -118,25 +156,14 @@ fn fp_arithmetic_matches_blst() {
         a.push(random(&mut rng));
         b.push(random(&mut rng));
     }
-    let check = |op, f: &dyn Fn(&blst_fp, &blst_fp) -> blst_fp, count: usize| {
-        let got = gpu::field_elementwise(op, &a[..count], &b[..count]).unwrap();
-        for i in 0..count {
-            assert_eq!(
-                got[i],
-                f(&a[i], &b[i]),
-                "{op:?} at {i}: a = {:?}, b = {:?}",
-                a[i],
-                b[i]
-            );
-        }
-    };
-    let all = a.len();
-    check(FieldOp::Add, &add, all);
-    check(FieldOp::Sub, &sub, all);
-    check(FieldOp::Mul, &mul, all);
-    check(FieldOp::Square, &|x, _| sqr(x), all);
-    check(FieldOp::Neg, &|x, _| neg(x), all);
-    check(FieldOp::Inverse, &|x, _| inv(x), 300);
+    check_field_ops(
+        &a,
+        &b,
+        [&add, &sub, &mul, &|x, _| sqr(x), &|x, _| neg(x), &|x, _| {
+            inv(x)
+        }],
+        300,
+    );
 }
 
 #[test]
@@ -165,25 +192,19 @@ fn fp2_arithmetic_matches_blst() {
             fp: [random(&mut rng), random(&mut rng)],
         });
     }
-    let check = |op, f: &dyn Fn(&blst_fp2, &blst_fp2) -> blst_fp2, count: usize| {
-        let got = gpu::field_elementwise(op, &a[..count], &b[..count]).unwrap();
-        for i in 0..count {
-            assert_eq!(
-                got[i],
-                f(&a[i], &b[i]),
-                "{op:?} at {i}: a = {:?}, b = {:?}",
-                a[i],
-                b[i]
-            );
-        }
-    };
-    let all = a.len();
-    check(FieldOp::Add, &add2, all);
-    check(FieldOp::Sub, &sub2, all);
-    check(FieldOp::Mul, &mul2, all);
-    check(FieldOp::Square, &|x, _| sqr2(x), all);
-    check(FieldOp::Neg, &|x, _| neg2(x), all);
-    check(FieldOp::Inverse, &|x, _| inv2(x), 200);
+    check_field_ops(
+        &a,
+        &b,
+        [
+            &add2,
+            &sub2,
+            &mul2,
+            &|x, _| sqr2(x),
+            &|x, _| neg2(x),
+            &|x, _| inv2(x),
+        ],
+        200,
+    );
 }
 
 /// Pairs of points covering the special cases of addition: identities, equal points (the doubling case of an
