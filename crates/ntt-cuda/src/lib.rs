@@ -69,16 +69,7 @@ impl Domain {
     /// # Errors
     /// [`Error::DomainTooLarge`] above 2^32.
     pub fn new(log_n: u32) -> Result<Self> {
-        if log_n > Scalar::S {
-            return Err(Error::DomainTooLarge {
-                log_n,
-                max: Scalar::S,
-            });
-        }
-        let mut omega = Scalar::ROOT_OF_UNITY;
-        for _ in log_n..Scalar::S {
-            omega = omega.square();
-        }
+        let omega = root_of_unity(log_n)?;
         let omega_inv = omega.invert().expect("a root of unity is non-zero");
         let n_inv = Scalar::from(1u64 << log_n)
             .invert()
@@ -98,7 +89,7 @@ impl Domain {
     /// # Errors
     /// [`Error::DomainTooLarge`] above 2^32.
     pub fn for_len(len: usize) -> Result<Self> {
-        Self::new(len.max(1).next_power_of_two().trailing_zeros())
+        Self::new(log_size_for(len)?)
     }
 
     /// Number of points.
@@ -174,6 +165,40 @@ impl Domain {
     pub fn z_at(&self, x: Scalar) -> Scalar {
         x.pow_vartime([self.size() as u64]) - Scalar::ONE
     }
+}
+
+/// log2 of the smallest domain with at least `len` points, without building it (a [`Domain`] computes its
+/// twiddles: hundreds of milliseconds at 2^24).
+///
+/// # Errors
+/// [`Error::DomainTooLarge`] above 2^32.
+pub fn log_size_for(len: usize) -> Result<u32> {
+    let log_n = len.max(1).next_power_of_two().trailing_zeros();
+    if log_n > Scalar::S {
+        return Err(Error::DomainTooLarge {
+            log_n,
+            max: Scalar::S,
+        });
+    }
+    Ok(log_n)
+}
+
+/// A primitive 2^log_n-th root of unity (the generator of the domain of 2^log_n points).
+///
+/// # Errors
+/// [`Error::DomainTooLarge`] above 2^32.
+pub fn root_of_unity(log_n: u32) -> Result<Scalar> {
+    if log_n > Scalar::S {
+        return Err(Error::DomainTooLarge {
+            log_n,
+            max: Scalar::S,
+        });
+    }
+    let mut omega = Scalar::ROOT_OF_UNITY;
+    for _ in log_n..Scalar::S {
+        omega = omega.square();
+    }
+    Ok(omega)
 }
 
 /// `[1, x, x^2, ..., x^(n-1)]`, computed in parallel chunks.
@@ -263,8 +288,11 @@ fn radix2(v: &mut [Scalar], tw: &[Scalar]) {
     }
 }
 
-/// a, b and c must have one length.
-pub(crate) fn check_abc_lengths(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<()> {
+/// Checks that a, b and c have one length.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] naming b or c.
+pub fn check_abc_lengths(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<()> {
     for (what, v) in [("b", b), ("c", c)] {
         if v.len() != a.len() {
             return Err(Error::LengthMismatch {

@@ -242,6 +242,44 @@ fn check_h(len: usize, rng: &mut impl Rng) {
         h.to_host(expected.len(), &stream).unwrap() == expected,
         "H from pinned memory differs for length {len}"
     );
+    // The same through the pinned staging chunks.
+    let (h, stream) = gpu::h_polynomial_staged(&domain, &a, &b, &c).unwrap();
+    assert!(
+        h.to_host(expected.len(), &stream).unwrap() == expected,
+        "H through staging differs for length {len}"
+    );
+}
+
+#[test]
+fn staged_uploads_land_every_chunk_in_place() {
+    if !gpu_or_skip("staged_uploads_land_every_chunk_in_place", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("staged_uploads_land_every_chunk_in_place");
+    // Chunks of 7 scalars: lengths below one chunk, exactly one, two, and many with a ragged tail.
+    let mut staging = gpu::Staging::new(7).unwrap();
+    let stream = gpu::Stream::new().unwrap();
+    for len in [0usize, 1, 6, 7, 14, 15, 1000, 4099] {
+        let host = random_vec(len, &mut rng);
+        let mut dst = gpu::DeviceScalars::zeroed(len + 5, &stream).unwrap();
+        stream.synchronize().unwrap();
+        staging.upload(&host, &mut dst).unwrap();
+        let back = dst.to_host(len + 5, &stream).unwrap();
+        assert!(
+            back[..len] == host[..],
+            "staged upload of {len} scalars differs"
+        );
+        assert!(
+            back[len..].iter().all(|x| bool::from(x.is_zero())),
+            "tail of {len} was written"
+        );
+    }
+    // Too long for the destination: an error, not an overrun.
+    let mut small = gpu::DeviceScalars::zeroed(3, &stream).unwrap();
+    let err = staging
+        .upload(&random_vec(4, &mut rng), &mut small)
+        .unwrap_err();
+    assert!(err.to_string().contains("staged upload"), "{err}");
 }
 
 #[test]
