@@ -1,10 +1,14 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+mod engine;
 mod proof;
 mod prover;
 mod verifier;
 
+pub use engine::{
+    Engine, EngineOptions, PartitionOutcome, PartitionReport, RunSummary, SynthesisError,
+};
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{
     prove, prove_one_with_randomness, prove_with, Backend, GpuParams, HBackend, ProofTimings,
@@ -36,6 +40,15 @@ pub enum Error {
         #[source]
         source: msm_cuda::Error,
     },
+    /// Scalars could not be uploaded to the device for an MSM.
+    #[error("uploading the {what} scalars: {source}")]
+    Upload {
+        /// Which scalars.
+        what: &'static str,
+        /// The device error.
+        #[source]
+        source: ntt_cuda::Error,
+    },
     /// The CPU and GPU results of a stage differ (the dual check found a bug).
     #[error("dual check: CPU and GPU differ in the {stage} at element {index}")]
     DualCheck {
@@ -61,6 +74,22 @@ pub enum Error {
         part: &'static str,
         /// What is wrong.
         problem: &'static str,
+    },
+    /// The caller's synthesis of a partition failed (or panicked).
+    #[error("partition {partition}: synthesis failed: {message}")]
+    Synthesis {
+        /// The partition.
+        partition: usize,
+        /// The synthesis error.
+        message: String,
+    },
+    /// A proof failed the verifier's check, and so did the CPU re-prove of its partition.
+    #[error(
+        "partition {partition}: the proof failed the verifier's check, and so did its CPU re-prove"
+    )]
+    CheckFailed {
+        /// The partition.
+        partition: usize,
     },
     /// The number of public inputs does not match the verifying key.
     #[error("{got} public inputs given, but the verifying key expects {expected}")]

@@ -1,5 +1,6 @@
 //! Proving one assignment: H on the CPU or the GPU, the MSMs on the CPU or against device-resident parameters.
 
+use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -53,7 +54,7 @@ impl Backend {
     }
 
     /// Resolves `Auto` for a domain of `len` points: the GPU from 2^`min_log2` when a device is usable.
-    fn resolve(self, len: usize, min_log2: u32) -> Backend {
+    pub(crate) fn resolve(self, len: usize, min_log2: u32) -> Backend {
         match self {
             Backend::Auto if len >= 1 << min_log2 && ntt_cuda::gpu::device().is_ok() => {
                 Backend::Gpu
@@ -184,6 +185,8 @@ pub struct ProofTimings {
     pub h_backend: &'static str,
     /// Which backend ran the MSMs, named the same way.
     pub msm_backend: &'static str,
+    /// Of the phases below, the time spent moving a, b, c and the MSM scalars to the device (staged uploads).
+    pub upload: Duration,
     /// H polynomial (three inverse NTTs, three coset NTTs, pointwise, one inverse coset NTT).
     pub h_poly: Duration,
     /// H MSM.
@@ -208,6 +211,7 @@ impl ProofTimings {
         vec![
             ("h_backend", self.h_backend.to_string()),
             ("msm_backend", self.msm_backend.to_string()),
+            ("upload_ms", ms(self.upload)),
             ("h_ms", ms(self.h_poly)),
             ("msm_h_ms", ms(self.msm_h)),
             ("msm_l_ms", ms(self.msm_l)),
@@ -324,25 +328,42 @@ fn h_poly(
     c: Vec<Scalar>,
     backend: Backend,
     keep_on_device: bool,
+    upload: &Cell<Duration>,
 ) -> Result<HValues> {
     let domain = |len| -> Result<Arc<ntt_cuda::gpu::GpuDomain>> {
-        let log_n = ntt_cuda::Domain::for_len(len)?.log_size();
+        let log_n = ntt_cuda::log_size_for(len)?;
         Ok(ntt_cuda::gpu::GpuDomain::shared(log_n)?)
     };
-    let gpu = |a: &[Scalar], b: &[Scalar], c: &[Scalar]| -> Result<Vec<Scalar>> {
-        Ok(ntt_cuda::gpu::h_polynomial_gpu(
-            &*domain(a.len())?,
-            a,
-            b,
-            c,
+    // a, b and c are pageable vectors: by default they go through pinned staging chunks (a parallel copy
+    // overlapping the DMA); CUZK_H_UPLOAD=pageable uses the driver's pageable path instead, for A/B runs.
+    let on_device = |a: &[Scalar], b: &[Scalar], c: &[Scalar]| {
+        let domain = domain(a.len())?;
+        let staged = std::env::var("CUZK_H_UPLOAD").map_or(true, |v| v != "pageable");
+        if !staged {
+            return Ok(ntt_cuda::gpu::h_polynomial_on_device(&domain, a, b, c)?);
+        }
+        ntt_cuda::check_abc_lengths(a, b, c)?;
+        let t = Instant::now();
+        let n = domain.size();
+        let up = |v: &[Scalar]| {
+            ntt_cuda::gpu::upload_staged(v, n).map_err(|source| Error::Upload {
+                what: "a, b, c",
+                source,
+            })
+        };
+        let (da, db, dc) = (up(a)?, up(b)?, up(c)?);
+        upload.set(upload.get() + t.elapsed());
+        Ok::<_, Error>(ntt_cuda::gpu::h_polynomial_of_device_inputs(
+            &domain, da, db, dc,
         )?)
     };
+    let gpu = |a: &[Scalar], b: &[Scalar], c: &[Scalar]| -> Result<Vec<Scalar>> {
+        let n = domain(a.len())?.size();
+        let (h, stream) = on_device(a, b, c)?;
+        Ok(h.to_host(n - 1, &stream)?)
+    };
     match backend {
-        Backend::Gpu if keep_on_device => {
-            let (h, _stream) =
-                ntt_cuda::gpu::h_polynomial_on_device(&*domain(a.len())?, &a, &b, &c)?;
-            Ok(HValues::Device(h))
-        }
+        Backend::Gpu if keep_on_device => Ok(HValues::Device(on_device(&a, &b, &c)?.0)),
         Backend::Gpu => Ok(HValues::Host(gpu(&a, &b, &c)?)),
         Backend::Check => {
             let on_gpu = gpu(&a, &b, &c)?;
@@ -382,6 +403,34 @@ fn dual<P: PartialEq>(
     }
 }
 
+/// Host scalars on the device for the MSMs: through the pinned staging chunks (a parallel copy overlapping the DMA;
+/// the driver's pageable path runs at about 8 GB/s). Small or empty vectors go as they are.
+enum Uploaded<'a> {
+    Host(&'a [Scalar]),
+    Device(ntt_cuda::gpu::DeviceScalars, usize),
+}
+
+impl<'a> Uploaded<'a> {
+    fn new(host: &'a [Scalar], what: &'static str, upload: &Cell<Duration>) -> Result<Self> {
+        if host.len() < 1 << 16 {
+            return Ok(Uploaded::Host(host));
+        }
+        let t = Instant::now();
+        let up = ntt_cuda::gpu::upload_staged(host, host.len())
+            .map(|d| Uploaded::Device(d, host.len()))
+            .map_err(|source| Error::Upload { what, source });
+        upload.set(upload.get() + t.elapsed());
+        up
+    }
+
+    fn scalars(&self) -> GpuScalars<'_> {
+        match self {
+            Uploaded::Host(h) => GpuScalars::Host(h),
+            Uploaded::Device(d, len) => GpuScalars::Device(d, *len),
+        }
+    }
+}
+
 fn on_gpu<A: msm_cuda::gpu::GpuCurve>(
     bases: &DeviceBases<A>,
     offset: usize,
@@ -394,7 +443,7 @@ fn on_gpu<A: msm_cuda::gpu::GpuCurve>(
         .map_err(msm_err(what))
 }
 
-fn prove_checked(
+pub(crate) fn prove_checked(
     params: &Parameters,
     pa: ProvingAssignment,
     r: Scalar,
@@ -425,10 +474,12 @@ fn prove_checked(
         gp.as_deref()
             .expect("GPU parameters are uploaded for GPU MSMs")
     };
+    // Host-to-device time of a, b, c and the MSM scalars (part of the phases that do it).
+    let upload = Cell::new(Duration::ZERO);
     t.h_backend = h_backend.name();
     t.msm_backend = msm.name();
     let h = timed(&mut t.h_poly, || {
-        h_poly(a, b, c, h_backend, msm == Backend::Gpu)
+        h_poly(a, b, c, h_backend, msm == Backend::Gpu, &upload)
     })?;
     let h_msm = timed(&mut t.msm_h, || match &h {
         HValues::Device(d) => on_gpu(&gp().h, 0, GpuScalars::Device(d, params.h.len()), "H"),
@@ -445,7 +496,14 @@ fn prove_checked(
             msm,
             "L MSM",
             || msm_cuda::msm_g1(&params.l, &aux).map_err(msm_err("L")),
-            || on_gpu(&gp().l, 0, GpuScalars::Host(&aux), "L"),
+            || {
+                on_gpu(
+                    &gp().l,
+                    0,
+                    Uploaded::new(&aux, "L", &upload)?.scalars(),
+                    "L",
+                )
+            },
         )
     })?;
 
@@ -464,15 +522,11 @@ fn prove_checked(
             },
             || {
                 let a_in = on_gpu(&gp().a, 0, GpuScalars::Host(&inputs), "A inputs")?;
-                let (a_aux, _) = gp()
-                    .a
-                    .msm_selected(
-                        n_in,
-                        &aux,
-                        selection(&a_aux_density),
-                        &MsmOptions::default(),
-                    )
+                let picked = selection(&a_aux_density)
+                    .gather(&aux, gp().a.len() - n_in)
                     .map_err(msm_err("A aux"))?;
+                let scalars = Uploaded::new(&picked, "A aux", &upload)?;
+                let a_aux = on_gpu(&gp().a, n_in, scalars.scalars(), "A aux")?;
                 Ok(a_in + a_aux)
             },
         )
@@ -486,6 +540,8 @@ fn prove_checked(
     let b_aux = selection(&b_aux_density)
         .gather(&aux, params.b_g1.len().saturating_sub(b_in))
         .map_err(msm_err("B aux"))?;
+    // On the GPU, B's aux scalars are uploaded once for both B MSMs (the upload is timed with B_G1).
+    let mut b_aux_device = None;
     let b_g1_msm = timed(&mut t.msm_b_g1, || {
         dual(
             msm,
@@ -499,7 +555,8 @@ fn prove_checked(
             },
             || {
                 let x = on_gpu(&gp().b_g1, 0, GpuScalars::Host(&b_inputs), "B_G1 inputs")?;
-                let w = on_gpu(&gp().b_g1, b_in, GpuScalars::Host(&b_aux), "B_G1 aux")?;
+                let up = b_aux_device.insert(Uploaded::new(&b_aux, "B aux", &upload)?);
+                let w = on_gpu(&gp().b_g1, b_in, up.scalars(), "B_G1 aux")?;
                 Ok(x + w)
             },
         )
@@ -517,12 +574,16 @@ fn prove_checked(
             },
             || {
                 let x = on_gpu(&gp().b_g2, 0, GpuScalars::Host(&b_inputs), "B_G2 inputs")?;
-                let w = on_gpu(&gp().b_g2, b_in, GpuScalars::Host(&b_aux), "B_G2 aux")?;
+                let w = match &b_aux_device {
+                    Some(up) => on_gpu(&gp().b_g2, b_in, up.scalars(), "B_G2 aux")?,
+                    None => on_gpu(&gp().b_g2, b_in, GpuScalars::Host(&b_aux), "B_G2 aux")?,
+                };
                 Ok(x + w)
             },
         )
     })?;
 
+    t.upload = upload.get();
     let proof = timed(&mut t.assembly, || {
         let vk = &params.vk;
         let g_a = vk.alpha_g1.to_curve() + a_msm + vk.delta_g1 * r;

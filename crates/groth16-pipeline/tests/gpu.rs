@@ -91,3 +91,45 @@ fn gpu_proofs_equal_cpu_proofs_and_verify() {
         );
     }
 }
+
+#[test]
+fn gpu_engine_proves_partitions_and_reproves_a_bad_one_on_the_cpu() {
+    if !gpu_or_skip(
+        "gpu_engine_proves_partitions_and_reproves_a_bad_one_on_the_cpu",
+        ntt_cuda::gpu::device(),
+    ) {
+        return;
+    }
+    let mut rng = fresh_rng("gpu_engine_proves_partitions_and_reproves_a_bad_one_on_the_cpu");
+    let circuits: Vec<Sha256Circuit> = (0..4).map(|_| Sha256Circuit::random(1, &mut rng)).collect();
+    let params = std::sync::Arc::new(srs_loader::setup(Sha256Circuit::blank(1), &mut rng).unwrap());
+    let pvk = prepare_verifying_key(&params.vk);
+    let engine = groth16_pipeline::Engine::new(
+        params,
+        groth16_pipeline::EngineOptions {
+            prover: ProverOptions {
+                h_backend: Backend::Gpu,
+                msm_backend: Backend::Gpu,
+            },
+            max_in_flight: 2,
+            corrupt_partition: Some(2),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (outcomes, summary) = engine.prove_partitions(
+        circuits.len(),
+        |i| synthesize(circuits[i].clone(), &SynthesisOptions::default()),
+        &mut rng,
+        |_| {},
+    );
+    assert_eq!(summary.proofs, circuits.len());
+    for (i, o) in outcomes.iter().enumerate() {
+        let proof = o.proof.as_ref().unwrap();
+        assert!(verify_proof(&pvk, proof, &circuits[i].public_inputs().unwrap()).unwrap());
+        assert_eq!(o.report.reproved_on_cpu, i == 2, "partition {i}");
+        let expect = if i == 2 { "cpu" } else { "gpu" };
+        assert_eq!(o.report.timings.msm_backend, expect, "partition {i}");
+        assert_eq!(o.report.timings.h_backend, expect, "partition {i}");
+    }
+}

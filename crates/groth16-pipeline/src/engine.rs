@@ -1,0 +1,439 @@
+//! The pipelined engine: synthesis workers feed a bounded queue that the prover drains, so the CPU synthesizes the
+//! next partition while the GPU proves the current one.
+//!
+//! One run proves partitions `0..count` of one circuit family against one parameter set:
+//! - synthesis workers (threads of their own; each synthesis is itself parallel through rayon) take partition
+//!   indices in order, each after taking a slot of the in-flight budget;
+//! - the prover (the calling thread, one per GPU) takes synthesized partitions from the queue, proves them, and gives
+//!   the slot back once the partition's host data is freed;
+//! - every proof is checked with the verifier before it is returned; a proof that fails the check is reported and
+//!   the partition is synthesized again and proved on the CPU path, so no wrong proof leaves the engine.
+//!
+//! The budget bounds memory: at most `max_in_flight` partitions exist at once (being synthesized, queued or being
+//! proved), each about [`Engine::partition_bytes`] of host memory, so the peak is the resident parameters plus that
+//! product, printed by callers before they start.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use blstrs::Scalar;
+use ff::Field;
+use r1cs_synth::ProvingAssignment;
+use rand_core::RngCore;
+use srs_loader::Parameters;
+
+use crate::prover::{prove_checked, Backend};
+use crate::{
+    prepare_verifying_key, verify_proof, Error, GpuParams, PreparedVerifyingKey, Proof,
+    ProofTimings, ProverOptions, Result, GPU_MSM_MIN_LOG2,
+};
+
+/// An error from the caller's synthesis of a partition.
+pub type SynthesisError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How the engine runs.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// Where H and the MSMs run.
+    pub prover: ProverOptions,
+    /// Threads that synthesize partitions concurrently (each synthesis also uses the rayon pool).
+    pub synthesis_workers: usize,
+    /// Threads of the engine's own synthesis pool (default: one per core). Synthesis runs there rather than in
+    /// rayon's global pool, where the prover's parallel host work (staging copies, density gathers) would wait
+    /// behind the synthesis jobs queued before it.
+    pub synthesis_threads: Option<usize>,
+    /// Run synthesis in the engine's own pool (default) or, when false, in rayon's global pool beside the prover's
+    /// host work: an A/B switch.
+    pub own_synthesis_pool: bool,
+    /// Most partitions alive at once: being synthesized, queued, or being proved. 2 lets the CPU synthesize one
+    /// partition while the GPU proves another.
+    pub max_in_flight: usize,
+    /// Check every proof with the verifier before returning it (and re-prove on the CPU when the check fails).
+    /// Only parameters whose points are not a real setup (benchmark stand-ins) need this off.
+    pub verify: bool,
+    /// Testing only: the first proof of this partition is replaced by a wrong one before the check, to exercise the
+    /// check and the CPU re-prove.
+    pub corrupt_partition: Option<usize>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            prover: ProverOptions::default(),
+            synthesis_workers: 1,
+            synthesis_threads: None,
+            own_synthesis_pool: true,
+            max_in_flight: 2,
+            verify: true,
+            corrupt_partition: None,
+        }
+    }
+}
+
+impl EngineOptions {
+    /// The in-flight count that a host-memory budget of `budget_bytes` for partitions allows (at least 1).
+    pub fn in_flight_for_budget(params: &Parameters, budget_bytes: u64) -> usize {
+        (budget_bytes / Engine::partition_bytes(params).max(1)).max(1) as usize
+    }
+}
+
+/// What happened to one partition, in time order.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PartitionReport {
+    /// The partition's index.
+    pub partition: usize,
+    /// Its synthesis (witness and a, b, c).
+    pub synthesis: Duration,
+    /// From the end of its synthesis to the prover taking it.
+    pub queue_wait: Duration,
+    /// The prover's phases (of the CPU re-prove, when there was one).
+    pub timings: ProofTimings,
+    /// The verifier's check of the proof (both checks when it was re-proved).
+    pub verify: Duration,
+    /// The first proof failed the check and the partition was proved again on the CPU.
+    pub reproved_on_cpu: bool,
+    /// When the prover took it and when it was done, from the start of the run (for the GPU busy fraction).
+    pub prove_start: Duration,
+    /// See `prove_start`.
+    pub prove_end: Duration,
+}
+
+impl PartitionReport {
+    /// The report as `key=value` pairs, the body of a `CUZK_TIMING` line: partition, synthesis and queue wait, then
+    /// the prover's phases, then the check.
+    pub fn key_values(&self) -> Vec<(&'static str, String)> {
+        let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1e3);
+        let mut kv = vec![
+            ("partition", self.partition.to_string()),
+            ("synthesis_ms", ms(self.synthesis)),
+            ("queue_wait_ms", ms(self.queue_wait)),
+        ];
+        kv.extend(self.timings.key_values());
+        kv.push(("verify_ms", ms(self.verify)));
+        kv.push(("reproved_on_cpu", self.reproved_on_cpu.to_string()));
+        kv
+    }
+}
+
+/// One partition's result: its proof, or why there is none, with what was measured either way.
+#[derive(Debug)]
+pub struct PartitionOutcome {
+    /// The proof (checked by the verifier when [`EngineOptions::verify`] is on).
+    pub proof: Result<Proof>,
+    /// Its timings.
+    pub report: PartitionReport,
+}
+
+/// A run's totals.
+#[derive(Clone, Copy, Debug)]
+pub struct RunSummary {
+    /// Wall time of the run.
+    pub wall: Duration,
+    /// Time the prover spent proving (the GPU's share when the stages are on the GPU).
+    pub proving: Duration,
+    /// Partitions proved.
+    pub proofs: usize,
+    /// The in-flight bound used.
+    pub max_in_flight: usize,
+}
+
+impl RunSummary {
+    /// Fraction of the wall time the prover was proving.
+    pub fn busy_fraction(&self) -> f64 {
+        self.proving.as_secs_f64() / self.wall.as_secs_f64().max(1e-9)
+    }
+
+    /// Proofs per hour at this run's rate.
+    pub fn proofs_per_hour(&self) -> f64 {
+        self.proofs as f64 * 3600.0 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+/// A counting semaphore: the in-flight budget.
+struct Slots {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl Slots {
+    fn take(&self) {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free == 0 {
+            free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+        *free -= 1;
+    }
+
+    fn give(&self) {
+        *self.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.freed.notify_one();
+    }
+}
+
+/// A synthesized partition on its way to the prover.
+struct Synthesized {
+    partition: usize,
+    assignment: std::result::Result<ProvingAssignment, String>,
+    synthesis: Duration,
+    done_at: Instant,
+}
+
+/// Parameters loaded once (on the host and, for GPU MSMs, on the device) and the engine's options.
+pub struct Engine {
+    params: Arc<Parameters>,
+    pvk: PreparedVerifyingKey,
+    opts: EngineOptions,
+    synthesis_pool: Option<rayon::ThreadPool>,
+    // Kept so the device copy stays resident for the engine's life.
+    _gpu: Option<Arc<GpuParams>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("domain", &self.params.domain_size())
+            .field("opts", &self.opts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Checks the parameters, prepares the verifying key, and uploads the parameters when the MSMs run on the GPU.
+    ///
+    /// # Errors
+    /// [`Error::Params`] for inconsistent parameters; [`Error::Msm`] when the upload fails (no device, or too
+    /// little device memory, named by query).
+    pub fn new(params: Arc<Parameters>, opts: EngineOptions) -> Result<Self> {
+        params
+            .check_consistent()
+            .map_err(|source| Error::Params { circuit: 0, source })?;
+        let gpu = match opts
+            .prover
+            .msm_backend
+            .resolve(params.domain_size(), GPU_MSM_MIN_LOG2)
+        {
+            Backend::Gpu | Backend::Check => Some(GpuParams::shared(&params)?),
+            Backend::Cpu | Backend::Auto => None,
+        };
+        let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("cuzk-synth-{i}"));
+        if let Some(n) = opts.synthesis_threads {
+            pool = pool.num_threads(n.max(1));
+        }
+        let synthesis_pool = if opts.own_synthesis_pool {
+            Some(pool.build().map_err(|e| Error::Synthesis {
+                partition: 0,
+                message: format!("cannot start the synthesis thread pool: {e}"),
+            })?)
+        } else {
+            None
+        };
+        Ok(Engine {
+            synthesis_pool,
+            pvk: prepare_verifying_key(&params.vk),
+            params,
+            opts: EngineOptions {
+                synthesis_workers: opts.synthesis_workers.max(1),
+                max_in_flight: opts.max_in_flight.max(1),
+                ..opts
+            },
+            _gpu: gpu,
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &Parameters {
+        &self.params
+    }
+
+    /// The options in force (worker and in-flight counts raised to at least 1).
+    pub fn options(&self) -> &EngineOptions {
+        &self.opts
+    }
+
+    /// Host bytes one synthesized partition holds for these parameters: a, b and c (one scalar per constraint, at
+    /// most the domain size) and the assignment (one scalar per variable). The engine's peak is about the resident
+    /// parameters plus `max_in_flight` times this.
+    pub fn partition_bytes(params: &Parameters) -> u64 {
+        let scalars = 3 * params.domain_size() + params.l.len() + params.vk.ic.len();
+        scalars as u64 * 32
+    }
+
+    /// Host bytes of the parameters themselves (affine points, uncompressed in memory).
+    pub fn params_bytes(params: &Parameters) -> u64 {
+        let g1 = params.h.len() + params.l.len() + params.a.len() + params.b_g1.len();
+        (g1 * std::mem::size_of::<blstrs::G1Affine>()
+            + params.b_g2.len() * std::mem::size_of::<blstrs::G2Affine>()) as u64
+    }
+
+    /// Proves partitions `0..count`: `synthesize(i)` builds partition i's assignment (called from the synthesis
+    /// workers, and again on the prover's thread for a CPU re-prove); `rng` draws each proof's r and s; `on_done`
+    /// hears of each partition as it finishes, in proving order. Returns the outcomes in partition order.
+    ///
+    /// A failure is confined to its partition: a synthesis error or panic, a parameter mismatch, a CUDA error, or a
+    /// check that fails even after the CPU re-prove becomes that partition's error and the run goes on.
+    pub fn prove_partitions<F, E>(
+        &self,
+        count: usize,
+        synthesize: F,
+        rng: &mut impl RngCore,
+        mut on_done: impl FnMut(&PartitionOutcome),
+    ) -> (Vec<PartitionOutcome>, RunSummary)
+    where
+        F: Fn(usize) -> std::result::Result<ProvingAssignment, E> + Sync,
+        E: Into<SynthesisError> + Send,
+    {
+        let started = Instant::now();
+        let synth_one = |partition: usize| -> std::result::Result<ProvingAssignment, String> {
+            let run = || match &self.synthesis_pool {
+                Some(pool) => pool.install(|| synthesize(partition)),
+                None => synthesize(partition),
+            };
+            match catch_unwind(AssertUnwindSafe(run)) {
+                Ok(Ok(pa)) => Ok(pa),
+                Ok(Err(e)) => Err(e.into().to_string()),
+                Err(panic) => Err(format!(
+                    "synthesis panicked: {}",
+                    panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "(no message)".into())
+                )),
+            }
+        };
+        let slots = Slots {
+            free: Mutex::new(self.opts.max_in_flight),
+            freed: Condvar::new(),
+        };
+        let next = AtomicUsize::new(0);
+        let mut outcomes: Vec<PartitionOutcome> = Vec::with_capacity(count);
+        let mut proving = Duration::ZERO;
+        std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::channel::<Synthesized>();
+            for _ in 0..self.opts.synthesis_workers.min(count) {
+                let tx = tx.clone();
+                let (slots, next, synth_one) = (&slots, &next, &synth_one);
+                scope.spawn(move || loop {
+                    slots.take();
+                    let partition = next.fetch_add(1, Ordering::Relaxed);
+                    if partition >= count {
+                        slots.give();
+                        break;
+                    }
+                    let t = Instant::now();
+                    let assignment = synth_one(partition);
+                    let item = Synthesized {
+                        partition,
+                        assignment,
+                        synthesis: t.elapsed(),
+                        done_at: Instant::now(),
+                    };
+                    if tx.send(item).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(tx);
+            // The prover: this thread.
+            for item in rx.iter() {
+                let mut report = PartitionReport {
+                    partition: item.partition,
+                    synthesis: item.synthesis,
+                    queue_wait: item.done_at.elapsed(),
+                    prove_start: started.elapsed(),
+                    ..Default::default()
+                };
+                let proof = match item.assignment {
+                    Err(message) => Err(Error::Synthesis {
+                        partition: item.partition,
+                        message,
+                    }),
+                    Ok(pa) => self.prove_one(item.partition, pa, rng, &mut report, &synth_one),
+                };
+                report.prove_end = started.elapsed();
+                proving += report.prove_end - report.prove_start;
+                let outcome = PartitionOutcome { proof, report };
+                on_done(&outcome);
+                // The partition's host data is gone (consumed by the prover) and the caller has heard of it: its
+                // slot is free.
+                slots.give();
+                outcomes.push(outcome);
+            }
+        });
+        outcomes.sort_by_key(|o| o.report.partition);
+        let summary = RunSummary {
+            wall: started.elapsed(),
+            proving,
+            proofs: outcomes.iter().filter(|o| o.proof.is_ok()).count(),
+            max_in_flight: self.opts.max_in_flight,
+        };
+        (outcomes, summary)
+    }
+
+    /// Proves one partition with the engine's options, checks it, and re-proves on the CPU when the check fails.
+    fn prove_one(
+        &self,
+        partition: usize,
+        pa: ProvingAssignment,
+        rng: &mut impl RngCore,
+        report: &mut PartitionReport,
+        synth_again: &dyn Fn(usize) -> std::result::Result<ProvingAssignment, String>,
+    ) -> Result<Proof> {
+        let in_partition = |e: Error| match e {
+            Error::Params { source, .. } => Error::Params {
+                circuit: partition,
+                source,
+            },
+            other => other,
+        };
+        self.params
+            .check_matches(&pa)
+            .map_err(|source| Error::Params {
+                circuit: partition,
+                source,
+            })?;
+        let inputs = pa.public_inputs().to_vec();
+        let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
+        let (mut proof, timings) =
+            prove_checked(&self.params, pa, r, s, &self.opts.prover).map_err(in_partition)?;
+        report.timings = timings;
+        if !self.opts.verify {
+            return Ok(proof);
+        }
+        if self.opts.corrupt_partition == Some(partition) {
+            proof.c = proof.a;
+        }
+        let t = Instant::now();
+        let ok = verify_proof(&self.pvk, &proof, &inputs)?;
+        report.verify = t.elapsed();
+        if ok {
+            return Ok(proof);
+        }
+        tracing::error!(
+            partition,
+            timings = ?report.timings,
+            "proof failed the verifier's check; proving the partition again on the CPU"
+        );
+        report.reproved_on_cpu = true;
+        let pa =
+            synth_again(partition).map_err(|message| Error::Synthesis { partition, message })?;
+        let cpu = ProverOptions {
+            h_backend: Backend::Cpu,
+            msm_backend: Backend::Cpu,
+        };
+        let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
+        let (proof, timings) = prove_checked(&self.params, pa, r, s, &cpu).map_err(in_partition)?;
+        report.timings = timings;
+        let t = Instant::now();
+        let ok = verify_proof(&self.pvk, &proof, &inputs)?;
+        report.verify += t.elapsed();
+        if ok {
+            Ok(proof)
+        } else {
+            Err(Error::CheckFailed { partition })
+        }
+    }
+}
