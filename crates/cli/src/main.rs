@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_msm;
+mod bench_prove;
 mod bench_synth;
 mod cache;
 mod inputs;
@@ -16,7 +17,7 @@ use anyhow::{bail, Context, Result};
 use circuits::Sha256Circuit;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use groth16_pipeline::{
-    prepare_verifying_key, prove_with, verify_proof, HBackend, Proof, ProofTimings, ProverOptions,
+    prepare_verifying_key, prove_with, verify_proof, HBackend, Proof, ProverOptions,
 };
 use r1cs_synth::{synthesize, CompiledShape, SynthesisOptions};
 use rand::rngs::OsRng;
@@ -217,14 +218,19 @@ fn params_path(p: &ParamsArgs, circuit: &CircuitArgs) -> Result<(PathBuf, bool)>
     }
 }
 
-fn generate(circuit: &CircuitArgs, path: &Path, progress: &Progress) -> Result<Duration> {
+/// Generates test parameters for `blank` (random secrets, not a ceremony), writes them atomically to `path`, and
+/// records their digest so later loads may skip the subgroup check.
+pub(crate) fn generate<C: bellpepper_core::Circuit<blstrs::Scalar>>(
+    shape_id: &str,
+    blank: C,
+    path: &Path,
+    progress: &Progress,
+) -> Result<Duration> {
     let t = Instant::now();
     let spinner = progress.spinner(format!(
-        "generating test parameters for {} (random secrets, not a ceremony)",
-        circuit.blank().shape_id()
+        "generating test parameters for {shape_id} (random secrets, not a ceremony)"
     ));
-    let params =
-        srs_loader::setup(circuit.blank(), &mut OsRng).context("parameter generation failed")?;
+    let params = srs_loader::setup(blank, &mut OsRng).context("parameter generation failed")?;
     params
         .write_file(path)
         .with_context(|| format!("writing {}", path.display()))?;
@@ -242,7 +248,12 @@ fn cmd_setup(a: SetupArgs) -> Result<ExitCode> {
     if path.exists() && !a.force {
         report.text("status", "exists (use --force to regenerate)".into());
     } else {
-        let took = generate(&a.circuit, &path, &progress)?;
+        let took = generate(
+            &a.circuit.blank().shape_id(),
+            a.circuit.blank(),
+            &path,
+            &progress,
+        )?;
         report.time("setup", took);
         report.text("status", "generated".into());
     }
@@ -270,7 +281,12 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
                 path.display()
             );
         }
-        let took = generate(&a.circuit, &path, &progress)?;
+        let took = generate(
+            &a.circuit.blank().shape_id(),
+            a.circuit.blank(),
+            &path,
+            &progress,
+        )?;
         report.time("setup (first use)", took);
     }
 
@@ -411,16 +427,21 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
     let ok = verify_proof(&pvk, &proof, &public_inputs)?;
     let verify_time = t.elapsed();
     report.time("verify", verify_time);
+    // The partition and synthesis first, then the prover's phases, then verification.
     timing_line(
-        &[
-            ("partition", "0".into()),
+        [
+            ("partition", "0".to_string()),
             (
                 "synthesis_ms",
                 format!("{:.3}", synthesis_time.as_secs_f64() * 1e3),
             ),
-        ],
-        &timings,
-        verify_time,
+        ]
+        .into_iter()
+        .chain(timings.key_values())
+        .chain([(
+            "verify_ms",
+            format!("{:.3}", verify_time.as_secs_f64() * 1e3),
+        )]),
     );
     if !ok {
         bail!("the proof does not verify; it was not written (this is a bug: please report it)");
@@ -438,17 +459,11 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One `CUZK_TIMING key=value ...` line per proof on stderr, written whole (stderr is unbuffered), for scripts and
-/// log collectors: the partition and synthesis first, then the prover's phases, then verification.
-fn timing_line(head: &[(&str, String)], timings: &ProofTimings, verify: Duration) {
+/// One `CUZK_TIMING key=value ...` line on stderr, written whole (stderr is unbuffered), for scripts and log
+/// collectors.
+pub(crate) fn timing_line(pairs: impl IntoIterator<Item = (&'static str, String)>) {
     let mut line = String::from("CUZK_TIMING");
-    let tail = [("verify_ms", format!("{:.3}", verify.as_secs_f64() * 1e3))];
-    for (k, v) in head
-        .iter()
-        .map(|(k, v)| (*k, v.clone()))
-        .chain(timings.key_values())
-        .chain(tail)
-    {
+    for (k, v) in pairs {
         line.push_str(&format!(" {k}={v}"));
     }
     eprintln!("{line}");

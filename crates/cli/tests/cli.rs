@@ -286,3 +286,80 @@ fn memmon_logs_another_process_until_it_exits() {
     );
     assert!(!gone.exists());
 }
+
+#[test]
+fn bench_prove_runs_the_engine_and_checks_every_proof() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let timings = dir.path().join("timings.jsonl");
+    let out = cuzk(&[
+        "bench",
+        "prove",
+        "--cpu",
+        "--constraints",
+        "1500",
+        "--partitions",
+        "3",
+        "--max-in-flight",
+        "2",
+        "--cache-dir",
+        s(&cache),
+        "--timing-json",
+        s(&timings),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["partitions"], 3, "{summary}");
+    assert_eq!(summary["partitions_failed"], 0, "{summary}");
+    assert_eq!(summary["verify_each_proof"], "on", "{summary}");
+    assert_eq!(summary["msm_backend"], "cpu", "{summary}");
+    assert!(summary["peak_rss_mib"].as_f64().unwrap() > 0.0, "{summary}");
+    // One CUZK_TIMING line per partition on stderr, and the same as JSON lines.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("CUZK_TIMING partition="))
+            .count(),
+        3,
+        "{stderr}"
+    );
+    let mut seen: Vec<u64> = std::fs::read_to_string(&timings)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["reproved_on_cpu"], false, "{v}");
+            assert!(v["verify_ms"].as_f64().unwrap() > 0.0, "{v}");
+            assert!(v["synthesis_ms"].as_f64().unwrap() > 0.0, "{v}");
+            v["partition"].as_u64().unwrap()
+        })
+        .collect();
+    seen.sort_unstable();
+    assert_eq!(seen, [0, 1, 2]);
+
+    // Fake parameters: proving works, the check is off and says why.
+    let out = cuzk(&[
+        "bench",
+        "prove",
+        "--cpu",
+        "--params",
+        "fake",
+        "--circuit",
+        "sha256",
+        "--blocks",
+        "1",
+        "--partitions",
+        "2",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["verify_each_proof"], "off (fake parameters)");
+    assert!(summary["params"].as_str().unwrap().starts_with("FAKE"));
+
+    let out = cuzk(&["bench", "prove", "--partitions", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("at least 1"), "{}", text(&out));
+}

@@ -1,0 +1,487 @@
+//! `cuzk bench prove`: the pipelined engine on the PoRep-shaped circuit family, end to end.
+//!
+//! Partitions of one run go through [`groth16_pipeline::Engine`]: synthesis of the next partition overlaps the proof
+//! of the current one, within the in-flight bound. Each partition prints a `CUZK_TIMING` line on stderr as it
+//! finishes (and a JSON line with `--timing-json`); the summary gives per-phase medians, the sustained time per
+//! partition beside the slower of synthesis and proving, proofs per hour, the prover's busy fraction, and peak RSS
+//! beside the predicted peak.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use bellpepper_core::{Circuit, ConstraintSystem};
+use blstrs::{G2Affine, Scalar};
+use circuits::{PorepLikeCircuit, Sha256Circuit};
+use clap::{Args, ValueEnum};
+use groth16_pipeline::{
+    Backend, Engine, EngineOptions, PartitionOutcome, PartitionReport, ProverOptions,
+};
+use lc_indexer::VecTerms;
+use r1cs_synth::{synthesize, CompiledShape, ProvingAssignment, SynthesisOptions};
+use rand::rngs::OsRng;
+use srs_loader::{Parameters, ReadOptions, VerifyingKey};
+
+use crate::report::{Progress, Report};
+
+/// Public inputs of the real PoRep partition circuit.
+const POREP_INPUTS: usize = 327;
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamsKind {
+    /// Real up to 2^17 constraints, fake above.
+    Auto,
+    /// A real (test) setup, generated once and kept in the parameter cache: proofs verify.
+    Real,
+    /// Random points of the right counts, made in seconds: proofs cannot verify, so the check is off.
+    Fake,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SynthPath {
+    /// Witness only against a shape compiled once before the run; a, b, c by sparse products.
+    Compiled,
+    /// Every constraint evaluated while the circuit runs.
+    Direct,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchCircuit {
+    /// The PoRep-shaped synthetic circuit of --constraints constraints.
+    PorepLike,
+    /// SHA-256 over --blocks blocks (about 27,000 constraints each): the circuit other engines publish numbers for.
+    Sha256,
+}
+
+/// The benchmark's circuit, one type for either family.
+#[derive(Clone, Debug)]
+enum AnyCircuit {
+    PorepLike(PorepLikeCircuit<VecTerms>),
+    Sha256(Sha256Circuit),
+}
+
+impl Circuit<Scalar> for AnyCircuit {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(
+        self,
+        cs: &mut CS,
+    ) -> std::result::Result<(), bellpepper_core::SynthesisError> {
+        match self {
+            AnyCircuit::PorepLike(c) => c.synthesize(cs),
+            AnyCircuit::Sha256(c) => c.synthesize(cs),
+        }
+    }
+}
+
+impl AnyCircuit {
+    fn shape_id(&self) -> String {
+        match self {
+            AnyCircuit::PorepLike(c) => c.shape_id(),
+            AnyCircuit::Sha256(c) => c.shape_id(),
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ProveArgs {
+    /// Which circuit.
+    #[arg(long, value_enum, default_value = "porep-like")]
+    circuit: BenchCircuit,
+    /// SHA-256 blocks per partition (sha256).
+    #[arg(long, default_value_t = 8)]
+    blocks: usize,
+    /// Constraints per partition (porep-like; rounded up to whole 200-constraint blocks).
+    #[arg(long, default_value_t = 1 << 16)]
+    constraints: usize,
+    /// Partitions per proof (a PoRep C2 proof has 10).
+    #[arg(long, default_value_t = 10)]
+    partitions: usize,
+    /// Proofs in the run (their partitions all go through the engine in one stream).
+    #[arg(long, default_value_t = 1)]
+    proofs: usize,
+    /// Prove on the GPU (H and every MSM; an error without one).
+    #[arg(long, conflicts_with = "cpu")]
+    gpu: bool,
+    /// Prove on the CPU only.
+    #[arg(long)]
+    cpu: bool,
+    /// Parameters: real (a test setup, cached; proofs verify) or fake (random points; not verifiable).
+    #[arg(long, value_enum, default_value = "auto")]
+    params: ParamsKind,
+    /// Synthesis path.
+    #[arg(long, value_enum, default_value = "compiled")]
+    synthesis: SynthPath,
+    /// Most partitions alive at once (synthesizing, queued or proving); overrides --memory-budget-gib.
+    #[arg(long)]
+    max_in_flight: Option<usize>,
+    /// Host memory for partitions in flight, GiB: the in-flight count is this over one partition's size (default 2
+    /// partitions when neither this nor --max-in-flight is given).
+    #[arg(long)]
+    memory_budget_gib: Option<f64>,
+    /// Threads synthesizing partitions at once.
+    #[arg(long, default_value_t = 1)]
+    synthesis_workers: usize,
+    /// Threads of the engine's synthesis pool (default: one per core).
+    #[arg(long)]
+    synthesis_threads: Option<usize>,
+    /// Synthesize in rayon's global pool, beside the prover's host work, instead of the engine's own pool (an A/B
+    /// switch).
+    #[arg(long)]
+    global_synthesis_pool: bool,
+    /// Skip the verifier's check of each proof (always off with fake parameters).
+    #[arg(long)]
+    no_verify: bool,
+    /// Where generated real parameters are kept.
+    #[arg(long, env = "CUZK_PARAM_CACHE", value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Also write each partition's timings as one JSON object per line to FILE.
+    #[arg(long, value_name = "FILE")]
+    timing_json: Option<PathBuf>,
+    /// Log this process's resident memory to FILE (`timestamp_ms,rss_kb,rss_gib`) during the run.
+    #[arg(long, value_name = "FILE")]
+    memlog: Option<PathBuf>,
+    /// Milliseconds between --memlog samples.
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
+    memlog_interval_ms: u64,
+    /// Print a JSON summary on stdout instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Parameters of the right sizes for `pa` made of random points: cheap at any size, but no setup stands behind them,
+/// so proofs against them do not verify. For benchmarks only.
+fn fake_params(pa: &ProvingAssignment) -> Parameters {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x0fa4e);
+    let g1 = |n: usize, rng: &mut rand_chacha::ChaCha8Rng| test_utils::random_g1_fast(n, rng);
+    let m = pa.num_constraints().next_power_of_two();
+    let inputs = pa.num_inputs();
+    let b = pa.b_input_density.count_ones() + pa.b_aux_density.count_ones();
+    let vk_g1 = g1(4, &mut rng);
+    let vk_g2: Vec<G2Affine> = test_utils::random_g2_fast(3, &mut rng);
+    Parameters {
+        vk: VerifyingKey {
+            alpha_g1: vk_g1[0],
+            beta_g1: vk_g1[1],
+            beta_g2: vk_g2[0],
+            gamma_g2: vk_g2[1],
+            delta_g1: vk_g1[2],
+            delta_g2: vk_g2[2],
+            ic: g1(inputs, &mut rng),
+        },
+        h: g1(m - 1, &mut rng),
+        l: g1(pa.num_aux(), &mut rng),
+        a: g1(inputs + pa.a_aux_density.count_ones(), &mut rng),
+        b_g1: g1(b, &mut rng),
+        b_g2: test_utils::random_g2_fast(b, &mut rng),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> (f64, f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+pub fn run(a: ProveArgs) -> Result<()> {
+    if a.partitions == 0 || a.proofs == 0 || a.constraints == 0 || a.blocks == 0 {
+        bail!("--constraints, --blocks, --partitions and --proofs must be at least 1");
+    }
+    let _memlog = a
+        .memlog
+        .as_deref()
+        .map(|p| crate::memmon::SelfLog::start(p, Duration::from_millis(a.memlog_interval_ms)))
+        .transpose()?;
+    let progress = Progress::new(a.json);
+    let mut report = Report::streaming("bench prove", a.json);
+    let (kind, constraints, blocks) = (a.circuit, a.constraints, a.blocks);
+    // Partition i of the run: its own witness (seed i), one shape for all.
+    let partition = move |i: usize| match kind {
+        BenchCircuit::PorepLike => {
+            AnyCircuit::PorepLike(PorepLikeCircuit::new(constraints, POREP_INPUTS, i as u64))
+        }
+        BenchCircuit::Sha256 => {
+            use rand::SeedableRng;
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(i as u64);
+            AnyCircuit::Sha256(Sha256Circuit::random(blocks, &mut rng))
+        }
+    };
+    let blank = match kind {
+        BenchCircuit::PorepLike => {
+            AnyCircuit::PorepLike(PorepLikeCircuit::blank(constraints, POREP_INPUTS))
+        }
+        BenchCircuit::Sha256 => AnyCircuit::Sha256(Sha256Circuit::blank(blocks)),
+    };
+    let shape_id = blank.shape_id();
+    report.text("circuit", shape_id.clone());
+    let backend = if a.gpu {
+        Backend::Gpu
+    } else if a.cpu {
+        Backend::Cpu
+    } else {
+        Backend::Auto
+    };
+
+    // The probe: partition 0 synthesized once outside the run, for the fake parameters' sizes and the report.
+    let probe = synthesize(partition(0), &SynthesisOptions::default())
+        .context("synthesizing the probe partition")?;
+    let domain = probe.num_constraints().next_power_of_two();
+    report.count("constraints per partition", probe.num_constraints());
+    report.text("domain", format!("2^{}", domain.trailing_zeros()));
+
+    let params_kind = match a.params {
+        ParamsKind::Auto if probe.num_constraints() <= 1 << 17 => ParamsKind::Real,
+        ParamsKind::Auto => ParamsKind::Fake,
+        k => k,
+    };
+    let t = Instant::now();
+    let params = match params_kind {
+        ParamsKind::Fake => {
+            let s = progress.spinner("making fake parameters (random points)".into());
+            let p = fake_params(&probe);
+            s.finish();
+            report.text(
+                "params",
+                "FAKE: random points of the right counts (proofs cannot verify; check off)".into(),
+            );
+            p
+        }
+        _ => {
+            let path =
+                crate::cache::dir(a.cache_dir.as_deref())?.join(format!("{shape_id}.params"));
+            if !path.exists() {
+                let took = crate::generate(&shape_id, blank.clone(), &path, &progress)?;
+                report.time("setup (first use)", took);
+            }
+            let check_subgroup = !crate::cache::is_unchanged_generated(&path);
+            report.text("params", format!("{} (test setup)", path.display()));
+            srs_loader::read_params(&path, ReadOptions { check_subgroup })
+                .with_context(|| format!("reading {}", path.display()))?
+        }
+    };
+    report.time("params ready", t.elapsed());
+    drop(probe);
+    let verify = params_kind == ParamsKind::Real && !a.no_verify;
+
+    let params = Arc::new(params);
+    let partition_bytes = Engine::partition_bytes(&params);
+    let params_bytes = Engine::params_bytes(&params);
+    let max_in_flight = match (a.max_in_flight, a.memory_budget_gib) {
+        (Some(n), _) => n.max(1),
+        (None, Some(gib)) => {
+            EngineOptions::in_flight_for_budget(&params, (gib * (1u64 << 30) as f64) as u64)
+        }
+        (None, None) => 2,
+    };
+    let t = Instant::now();
+    let engine = Engine::new(
+        Arc::clone(&params),
+        EngineOptions {
+            prover: ProverOptions {
+                h_backend: backend,
+                msm_backend: backend,
+            },
+            synthesis_workers: a.synthesis_workers,
+            synthesis_threads: a.synthesis_threads,
+            own_synthesis_pool: !a.global_synthesis_pool,
+            max_in_flight,
+            verify,
+            corrupt_partition: None,
+        },
+    )
+    .context("starting the engine")?;
+    report.time("engine start (parameter upload)", t.elapsed());
+    let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+    report.count("max in flight", max_in_flight);
+    report.text(
+        "predicted peak",
+        format!(
+            "{:.0} MiB = parameters {:.0} MiB + {max_in_flight} x {:.0} MiB per partition (plus the compiled shape and the process)",
+            mib(params_bytes + max_in_flight as u64 * partition_bytes),
+            mib(params_bytes),
+            mib(partition_bytes)
+        ),
+    );
+    report.text(
+        "verify each proof",
+        if verify {
+            "on".into()
+        } else if params_kind == ParamsKind::Fake {
+            "off (fake parameters)".into()
+        } else {
+            "off (--no-verify)".into()
+        },
+    );
+
+    let shape = match a.synthesis {
+        SynthPath::Compiled => {
+            let t = Instant::now();
+            let s = progress.spinner("compiling the circuit's shape".into());
+            let shape = CompiledShape::compile(blank).context("compiling the shape")?;
+            s.finish();
+            report.time("shape compile (once)", t.elapsed());
+            Some(shape)
+        }
+        SynthPath::Direct => None,
+    };
+    report.text(
+        "synthesis",
+        match a.synthesis {
+            SynthPath::Compiled => "compiled".into(),
+            SynthPath::Direct => "direct".into(),
+        },
+    );
+
+    let json_out = a
+        .timing_json
+        .as_deref()
+        .map(|p| {
+            std::fs::File::create(p)
+                .with_context(|| format!("creating {}", p.display()))
+                .map(|f| Mutex::new(std::io::BufWriter::new(f)))
+        })
+        .transpose()?;
+    let total = a.partitions * a.proofs;
+    let synthesize_partition = |i: usize| -> r1cs_synth::Result<ProvingAssignment> {
+        let circuit = partition(i);
+        match &shape {
+            Some(shape) => shape.synthesize(circuit),
+            None => synthesize(circuit, &SynthesisOptions::default()),
+        }
+    };
+    let on_done = |o: &PartitionOutcome| {
+        crate::timing_line(o.report.key_values());
+        if let Err(e) = &o.proof {
+            eprintln!("partition {}: {e}", o.report.partition);
+        }
+        if let Some(out) = &json_out {
+            let obj: serde_json::Map<String, serde_json::Value> = o
+                .report
+                .key_values()
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = if let Ok(i) = v.parse::<u64>() {
+                        serde_json::Value::from(i)
+                    } else if let Ok(x) = v.parse::<f64>() {
+                        serde_json::Value::from(x)
+                    } else if let Ok(b) = v.parse::<bool>() {
+                        serde_json::Value::from(b)
+                    } else {
+                        serde_json::Value::String(v)
+                    };
+                    (k.to_string(), v)
+                })
+                .collect();
+            let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = writeln!(out, "{}", serde_json::Value::Object(obj));
+            let _ = out.flush();
+        }
+    };
+    let (outcomes, summary) =
+        engine.prove_partitions(total, synthesize_partition, &mut OsRng, on_done);
+
+    let failed: Vec<_> = outcomes.iter().filter(|o| o.proof.is_err()).collect();
+    let reports: Vec<&PartitionReport> = outcomes.iter().map(|o| &o.report).collect();
+    if let Some(first) = reports.first() {
+        report.text("H backend", first.timings.h_backend.into());
+        report.text("MSM backend", first.timings.msm_backend.into());
+    }
+    let phase = |name: &str, f: &dyn Fn(&PartitionReport) -> Duration, report: &mut Report| {
+        let (med, lo, hi) = median(reports.iter().map(|r| ms(f(r))).collect());
+        report.text(
+            name,
+            format!("median {med:.1} ms (min {lo:.1}, max {hi:.1})"),
+        );
+        med
+    };
+    let synth_med = phase("synthesis", &|r| r.synthesis, &mut report);
+    phase("queue wait", &|r| r.queue_wait, &mut report);
+    phase("H polynomial", &|r| r.timings.h_poly, &mut report);
+    phase(
+        "uploads (within H and the MSMs)",
+        &|r| r.timings.upload,
+        &mut report,
+    );
+    phase("MSM H", &|r| r.timings.msm_h, &mut report);
+    phase("MSM L", &|r| r.timings.msm_l, &mut report);
+    phase("MSM A", &|r| r.timings.msm_a, &mut report);
+    phase("MSM B_G1", &|r| r.timings.msm_b_g1, &mut report);
+    phase("MSM B_G2", &|r| r.timings.msm_b_g2, &mut report);
+    phase("assembly", &|r| r.timings.assembly, &mut report);
+    phase("prove (all phases)", &|r| r.timings.total(), &mut report);
+    if verify {
+        phase("verify", &|r| r.verify, &mut report);
+    }
+    let prove_med = phase(
+        "prover step (prove and check)",
+        &|r| r.prove_end - r.prove_start,
+        &mut report,
+    );
+    report.count("partitions", total);
+    report.time("wall", summary.wall);
+    // Sustained: between the first and the last partition's finish, which leaves out the pipeline's fill.
+    let mut ends: Vec<Duration> = reports.iter().map(|r| r.prove_end).collect();
+    ends.sort();
+    if ends.len() >= 2 {
+        let sustained = ms(ends[ends.len() - 1] - ends[0]) / (ends.len() - 1) as f64;
+        let bound = synth_med.max(prove_med);
+        report.text(
+            "sustained per partition",
+            format!(
+                "{sustained:.1} ms; slower of synthesis and the prover step {bound:.1} ms ({:+.1} %)",
+                (sustained / bound - 1.0) * 100.0
+            ),
+        );
+    }
+    report.text(
+        "throughput",
+        format!(
+            "{:.1} partitions/hour, {:.2} proofs/hour of {} partitions",
+            summary.proofs_per_hour(),
+            summary.proofs_per_hour() / a.partitions as f64,
+            a.partitions
+        ),
+    );
+    report.text(
+        "prover busy",
+        format!("{:.1} % of the wall time", summary.busy_fraction() * 100.0),
+    );
+    if let Some(p) = crate::report::peak_rss_mib() {
+        report.mib("peak RSS", p);
+    }
+    report.count("partitions failed", failed.len());
+    report.print(a.json);
+    if let Some(f) = failed.first() {
+        bail!(
+            "{} of {total} partitions failed; the first: {}",
+            failed.len(),
+            f.proof.as_ref().unwrap_err()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fake_params_fit_the_circuit() {
+        let pa = synthesize(
+            PorepLikeCircuit::<VecTerms>::new(1000, 3, 1),
+            &SynthesisOptions::default(),
+        )
+        .unwrap();
+        let p = fake_params(&pa);
+        p.check_consistent().unwrap();
+        p.check_matches(&pa).unwrap();
+        assert_ne!(p.h[0], blstrs::G1Affine::default());
+    }
+}
