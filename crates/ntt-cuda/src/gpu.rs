@@ -749,6 +749,18 @@ pub fn h_polynomial_on_device(
     b: &[Scalar],
     c: &[Scalar],
 ) -> Result<(DeviceScalars, Stream)> {
+    let n = check_h_inputs(domain, a, b, c)?;
+    let streams = [Stream::new()?, Stream::new()?, Stream::new()?];
+    let da = DeviceScalars::from_host_padded(a, n, &streams[0])?;
+    let db = DeviceScalars::from_host_padded(b, n, &streams[1])?;
+    let dc = DeviceScalars::from_host_padded(c, n, &streams[2])?;
+    // The uploads read `a`, `b` and `c` asynchronously when they are pinned: H runs on the uploads' streams, and all
+    // three are synchronised before the borrow ends.
+    h_on_streams(domain, da, db, dc, streams)
+}
+
+/// The domain size, once a, b and c are checked to have one length that fits the domain.
+fn check_h_inputs(domain: &GpuDomain, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<usize> {
     crate::check_abc_lengths(a, b, c)?;
     let n = domain.size();
     if a.len() > n {
@@ -758,18 +770,24 @@ pub fn h_polynomial_on_device(
             expected: n,
         });
     }
-    let streams = [Stream::new()?, Stream::new()?, Stream::new()?];
-    let mut da = DeviceScalars::from_host_padded(a, n, &streams[0])?;
-    let mut db = DeviceScalars::from_host_padded(b, n, &streams[1])?;
-    let mut dc = DeviceScalars::from_host_padded(c, n, &streams[2])?;
+    Ok(n)
+}
+
+/// H on `streams` (one per input, work queued after whatever is on them), waiting for all three; h is in a's buffer,
+/// returned with the stream it is ready on.
+fn h_on_streams(
+    domain: &GpuDomain,
+    mut da: DeviceScalars,
+    mut db: DeviceScalars,
+    mut dc: DeviceScalars,
+    streams: [Stream; 3],
+) -> Result<(DeviceScalars, Stream)> {
     domain.h_polynomial(
         &mut da,
         &mut db,
         &mut dc,
         [&streams[0], &streams[1], &streams[2]],
     )?;
-    // The uploads read `a`, `b` and `c` asynchronously when they are pinned: wait for all three streams before the
-    // borrow ends (h itself is done too by then, on streams[0]).
     for s in &streams {
         s.synchronize()?;
     }
@@ -820,15 +838,7 @@ pub fn h_polynomial_staged(
     b: &[Scalar],
     c: &[Scalar],
 ) -> Result<(DeviceScalars, Stream)> {
-    crate::check_abc_lengths(a, b, c)?;
-    let n = domain.size();
-    if a.len() > n {
-        return Err(Error::LengthMismatch {
-            what: "a",
-            got: a.len(),
-            expected: n,
-        });
-    }
+    let n = check_h_inputs(domain, a, b, c)?;
     let da = upload_staged(a, n)?;
     let db = upload_staged(b, n)?;
     let dc = upload_staged(c, n)?;
@@ -842,20 +852,15 @@ pub fn h_polynomial_staged(
 /// [`Error::LengthMismatch`] when a buffer is not the domain's size, or a CUDA error.
 pub fn h_polynomial_of_device_inputs(
     domain: &GpuDomain,
-    mut da: DeviceScalars,
-    mut db: DeviceScalars,
-    mut dc: DeviceScalars,
+    da: DeviceScalars,
+    db: DeviceScalars,
+    dc: DeviceScalars,
 ) -> Result<(DeviceScalars, Stream)> {
-    let streams = [Stream::new()?, Stream::new()?, Stream::new()?];
-    domain.h_polynomial(
-        &mut da,
-        &mut db,
-        &mut dc,
-        [&streams[0], &streams[1], &streams[2]],
-    )?;
-    for s in &streams {
-        s.synchronize()?;
-    }
-    let [s0, _, _] = streams;
-    Ok((da, s0))
+    h_on_streams(
+        domain,
+        da,
+        db,
+        dc,
+        [Stream::new()?, Stream::new()?, Stream::new()?],
+    )
 }

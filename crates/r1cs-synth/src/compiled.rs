@@ -193,6 +193,7 @@ impl CompiledShape {
             aux: Vec::with_capacity(self.num_aux),
         };
         w.inputs.push(Scalar::ONE);
+        let started = std::time::Instant::now();
         circuit
             .synthesize(&mut w)
             .map_err(|source| Error::Synthesis { circuit: 0, source })?;
@@ -205,6 +206,7 @@ impl CompiledShape {
                 self.num_aux
             )));
         }
+        let witness = started.elapsed();
         let mut values = w.inputs.clone();
         values.extend_from_slice(&w.aux);
         let (a, (b, c)) = rayon::join(
@@ -215,6 +217,11 @@ impl CompiledShape {
                     || self.spmv(&self.c, &values),
                 )
             },
+        );
+        tracing::debug!(
+            witness_ms = witness.as_secs_f64() * 1e3,
+            products_ms = (started.elapsed() - witness).as_secs_f64() * 1e3,
+            "compiled synthesis"
         );
         Ok(ProvingAssignment {
             a,
