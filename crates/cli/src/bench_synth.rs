@@ -204,6 +204,19 @@ pub fn run(a: SynthArgs) -> Result<()> {
             SynthCircuit::Sha256 => CompiledShape::compile(Sha256Circuit::blank(a.blocks)),
         })?),
     };
+    if let Some(shape) = &shape {
+        report.text(
+            "compiled shape",
+            format!(
+                "{:.1} MiB resident (A {} + B {} + C {} terms, {} coefficients)",
+                shape.heap_bytes() as f64 / (1u64 << 20) as f64,
+                shape.a.nonzeros(),
+                shape.b.nonzeros(),
+                shape.c.nonzeros(),
+                shape.coeffs.len()
+            ),
+        );
+    }
     if a.hint == OnOff::On {
         // The hint comes from one synthesis of the same shape, as a prover learns it from its first partition.
         let probe = pool.install(|| match a.circuit {

@@ -42,6 +42,11 @@ impl CsrMatrix {
     pub fn nonzeros(&self) -> usize {
         self.cols.len()
     }
+
+    /// Bytes this matrix holds on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.row_ptr.len() * 8 + self.cols.len() * 4 + self.coeffs.len() * 4
+    }
 }
 
 /// A circuit's R1CS compiled for repeated witness-only synthesis.
@@ -68,6 +73,15 @@ pub struct CompiledShape {
 }
 
 impl CompiledShape {
+    /// Bytes the shape holds on the heap (matrices, coefficient table, densities): resident while it is in use.
+    pub fn heap_bytes(&self) -> usize {
+        self.a.heap_bytes()
+            + self.b.heap_bytes()
+            + self.c.heap_bytes()
+            + self.coeffs.len() * 32
+            + (self.a_aux_density.len() + self.b_input_density.len() + self.b_aux_density.len()) / 8
+    }
+
     /// Records and compiles a circuit (values are never evaluated).
     ///
     /// # Errors
@@ -188,27 +202,29 @@ impl CompiledShape {
     /// [`Error::Synthesis`] if the circuit fails; [`Error::ShapeMismatch`] if it allocates other counts than the compiled shape
     /// (a circuit whose structure depends on its values cannot use a compiled shape).
     pub fn synthesize<C: Circuit<Scalar>>(&self, circuit: C) -> Result<ProvingAssignment> {
+        // One vector for every value, inputs in the first num_inputs slots: the products read it as it is, and the
+        // aux assignment is its tail afterwards (no second copy of the witness at the peak).
+        let mut values = Vec::with_capacity(self.num_inputs + self.num_aux);
+        values.resize(self.num_inputs.max(1), Scalar::ZERO);
+        values[0] = Scalar::ONE;
         let mut w = WitnessCs {
-            inputs: Vec::with_capacity(self.num_inputs),
-            aux: Vec::with_capacity(self.num_aux),
+            values,
+            num_inputs: self.num_inputs.max(1),
+            inputs: 1,
         };
-        w.inputs.push(Scalar::ONE);
         let started = std::time::Instant::now();
         circuit
             .synthesize(&mut w)
             .map_err(|source| Error::Synthesis { circuit: 0, source })?;
-        if w.inputs.len() != self.num_inputs || w.aux.len() != self.num_aux {
+        let aux = w.values.len() - w.num_inputs;
+        if w.inputs != self.num_inputs || aux != self.num_aux {
             return Err(Error::ShapeMismatch(format!(
                 "the circuit allocated {} inputs and {} aux variables; the compiled shape has {} and {}",
-                w.inputs.len(),
-                w.aux.len(),
-                self.num_inputs,
-                self.num_aux
+                w.inputs, aux, self.num_inputs, self.num_aux
             )));
         }
         let witness = started.elapsed();
-        let mut values = w.inputs.clone();
-        values.extend_from_slice(&w.aux);
+        let mut values = w.values;
         let (a, (b, c)) = rayon::join(
             || self.spmv(&self.a, &values),
             || {
@@ -223,12 +239,14 @@ impl CompiledShape {
             products_ms = (started.elapsed() - witness).as_secs_f64() * 1e3,
             "compiled synthesis"
         );
+        let input_assignment = values[..self.num_inputs].to_vec();
+        values.drain(..self.num_inputs);
         Ok(ProvingAssignment {
             a,
             b,
             c,
-            input_assignment: w.inputs,
-            aux_assignment: w.aux,
+            input_assignment,
+            aux_assignment: values,
             a_aux_density: self.a_aux_density.clone(),
             b_input_density: self.b_input_density.clone(),
             b_aux_density: self.b_aux_density.clone(),
@@ -279,9 +297,13 @@ impl CompiledShape {
 }
 
 /// A constraint system that keeps only the witness: allocations run their closures, `enforce` builds nothing.
+/// `values` holds the inputs in its first `num_inputs` slots (as many as the shape has), then the aux values in
+/// allocation order; inputs beyond the shape's count are only counted (the caller rejects the circuit).
 struct WitnessCs {
-    inputs: Vec<Scalar>,
-    aux: Vec<Scalar>,
+    values: Vec<Scalar>,
+    num_inputs: usize,
+    /// Inputs allocated so far, ONE included.
+    inputs: usize,
 }
 
 impl ConstraintSystem<Scalar> for WitnessCs {
@@ -293,8 +315,10 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        self.aux.push(f()?);
-        Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
+        self.values.push(f()?);
+        Ok(Variable::new_unchecked(Index::Aux(
+            self.values.len() - 1 - self.num_inputs,
+        )))
     }
 
     fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
@@ -303,8 +327,12 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        self.inputs.push(f()?);
-        Ok(Variable::new_unchecked(Index::Input(self.inputs.len() - 1)))
+        let value = f()?;
+        if let Some(slot) = self.values[..self.num_inputs].get_mut(self.inputs) {
+            *slot = value;
+        }
+        self.inputs += 1;
+        Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
     }
 
     fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)

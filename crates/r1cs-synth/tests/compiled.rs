@@ -170,3 +170,21 @@ fn compiled_batch_equals_one_by_one() {
         .unwrap_err();
     assert!(matches!(err, Error::Synthesis { circuit: 0, .. }), "{err}");
 }
+
+#[test]
+fn more_or_fewer_inputs_than_the_shape_are_rejected_without_a_panic() {
+    let mut rng = seeded_rng(77);
+    let two = RandomCircuit::new(2, 5, 8, &mut rng);
+    let shape = CompiledShape::compile(two.without_values()).unwrap();
+    for inputs in [0, 1, 3, 6] {
+        let other = RandomCircuit::new(inputs, 5, 8, &mut rng);
+        let err = shape.synthesize(other).unwrap_err();
+        assert!(matches!(err, Error::ShapeMismatch(_)), "{err}");
+        assert!(
+            err.to_string()
+                .contains(&format!("allocated {} inputs", inputs + 1)),
+            "{err}"
+        );
+    }
+    assert!(shape.synthesize(two).is_ok());
+}
