@@ -478,60 +478,6 @@ pub(crate) fn prove_checked(
     let upload = Cell::new(Duration::ZERO);
     t.h_backend = h_backend.name();
     t.msm_backend = msm.name();
-    let h = timed(&mut t.h_poly, || {
-        h_poly(a, b, c, h_backend, msm == Backend::Gpu, &upload)
-    })?;
-    let h_msm = timed(&mut t.msm_h, || match &h {
-        HValues::Device(d) => on_gpu(&gp().h, 0, GpuScalars::Device(d, params.h.len()), "H"),
-        HValues::Host(h) => dual(
-            msm,
-            "H MSM",
-            || msm_cuda::msm_g1(&params.h, h).map_err(msm_err("H")),
-            || on_gpu(&gp().h, 0, GpuScalars::Host(h), "H"),
-        ),
-    })?;
-    drop(h);
-    let l_msm = timed(&mut t.msm_l, || {
-        dual(
-            msm,
-            "L MSM",
-            || msm_cuda::msm_g1(&params.l, &aux).map_err(msm_err("L")),
-            || {
-                on_gpu(
-                    &gp().l,
-                    0,
-                    Uploaded::new(&aux, "L", &upload)?.scalars(),
-                    "L",
-                )
-            },
-        )
-    })?;
-
-    let n_in = inputs.len();
-    let a_msm = timed(&mut t.msm_a, || {
-        dual(
-            msm,
-            "A MSM",
-            || {
-                let a_in =
-                    msm_cuda::msm_g1(&params.a[..n_in], &inputs).map_err(msm_err("A inputs"))?;
-                let a_aux =
-                    msm_cuda::msm_g1_selected(&params.a[n_in..], &aux, selection(&a_aux_density))
-                        .map_err(msm_err("A aux"))?;
-                Ok(a_in + a_aux)
-            },
-            || {
-                let a_in = on_gpu(&gp().a, 0, GpuScalars::Host(&inputs), "A inputs")?;
-                let picked = selection(&a_aux_density)
-                    .gather(&aux, gp().a.len() - n_in)
-                    .map_err(msm_err("A aux"))?;
-                let scalars = Uploaded::new(&picked, "A aux", &upload)?;
-                let a_aux = on_gpu(&gp().a, n_in, scalars.scalars(), "A aux")?;
-                Ok(a_in + a_aux)
-            },
-        )
-    })?;
-
     // B_G1 and B_G2 take the same density-selected scalars: gather them once.
     let b_in = b_input_density.count_ones();
     let b_inputs = selection(&b_input_density)
@@ -540,66 +486,136 @@ pub(crate) fn prove_checked(
     let b_aux = selection(&b_aux_density)
         .gather(&aux, params.b_g1.len().saturating_sub(b_in))
         .map_err(msm_err("B aux"))?;
-    // On the GPU, B's aux scalars are uploaded once for both B MSMs (the upload is timed with B_G1).
-    let mut b_aux_device = None;
-    let b_g1_msm = timed(&mut t.msm_b_g1, || {
-        dual(
-            msm,
-            "B_G1 MSM",
-            || {
-                let x = msm_cuda::msm_g1(&params.b_g1[..b_in], &b_inputs)
-                    .map_err(msm_err("B_G1 inputs"))?;
-                let w =
-                    msm_cuda::msm_g1(&params.b_g1[b_in..], &b_aux).map_err(msm_err("B_G1 aux"))?;
-                Ok(x + w)
-            },
-            || {
-                let x = on_gpu(&gp().b_g1, 0, GpuScalars::Host(&b_inputs), "B_G1 inputs")?;
-                let up = b_aux_device.insert(Uploaded::new(&b_aux, "B aux", &upload)?);
-                let w = on_gpu(&gp().b_g1, b_in, up.scalars(), "B_G1 aux")?;
-                Ok(x + w)
-            },
-        )
-    })?;
-    let b_g2_msm = timed(&mut t.msm_b_g2, || {
-        dual(
-            msm,
-            "B_G2 MSM",
-            || {
-                let x = msm_cuda::msm_g2(&params.b_g2[..b_in], &b_inputs)
-                    .map_err(msm_err("B_G2 inputs"))?;
-                let w =
-                    msm_cuda::msm_g2(&params.b_g2[b_in..], &b_aux).map_err(msm_err("B_G2 aux"))?;
-                Ok(x + w)
-            },
-            || {
-                let x = on_gpu(&gp().b_g2, 0, GpuScalars::Host(&b_inputs), "B_G2 inputs")?;
-                let w = match &b_aux_device {
-                    Some(up) => on_gpu(&gp().b_g2, b_in, up.scalars(), "B_G2 aux")?,
-                    None => on_gpu(&gp().b_g2, b_in, GpuScalars::Host(&b_aux), "B_G2 aux")?,
-                };
-                Ok(x + w)
-            },
-        )
-    })?;
+    let b_g2_cpu = || -> Result<blstrs::G2Projective> {
+        let x =
+            msm_cuda::msm_g2(&params.b_g2[..b_in], &b_inputs).map_err(msm_err("B_G2 inputs"))?;
+        let w = msm_cuda::msm_g2(&params.b_g2[b_in..], &b_aux).map_err(msm_err("B_G2 aux"))?;
+        Ok(x + w)
+    };
+    // CUZK_B_G2=cpu (the A4 switch): with the MSMs on the GPU, B_G2 runs on the CPU in a thread of its own beside the
+    // GPU stages instead of on the GPU after them.
+    let b_g2_beside = msm == Backend::Gpu && std::env::var("CUZK_B_G2").is_ok_and(|v| v == "cpu");
+    std::thread::scope(|scope| -> Result<(Proof, ProofTimings)> {
+        let beside = b_g2_beside.then(|| {
+            scope.spawn(|| {
+                let started = Instant::now();
+                (b_g2_cpu(), started.elapsed())
+            })
+        });
+        let h = timed(&mut t.h_poly, || {
+            h_poly(a, b, c, h_backend, msm == Backend::Gpu, &upload)
+        })?;
+        let h_msm = timed(&mut t.msm_h, || match &h {
+            HValues::Device(d) => on_gpu(&gp().h, 0, GpuScalars::Device(d, params.h.len()), "H"),
+            HValues::Host(h) => dual(
+                msm,
+                "H MSM",
+                || msm_cuda::msm_g1(&params.h, h).map_err(msm_err("H")),
+                || on_gpu(&gp().h, 0, GpuScalars::Host(h), "H"),
+            ),
+        })?;
+        drop(h);
+        let l_msm = timed(&mut t.msm_l, || {
+            dual(
+                msm,
+                "L MSM",
+                || msm_cuda::msm_g1(&params.l, &aux).map_err(msm_err("L")),
+                || {
+                    on_gpu(
+                        &gp().l,
+                        0,
+                        Uploaded::new(&aux, "L", &upload)?.scalars(),
+                        "L",
+                    )
+                },
+            )
+        })?;
 
-    t.upload = upload.get();
-    let proof = timed(&mut t.assembly, || {
-        let vk = &params.vk;
-        let g_a = vk.alpha_g1.to_curve() + a_msm + vk.delta_g1 * r;
-        let g_b = vk.beta_g2.to_curve() + b_g2_msm + vk.delta_g2 * s;
-        let g_c = a_msm * s
-            + b_g1_msm * r
-            + vk.delta_g1 * (r * s)
-            + vk.alpha_g1 * s
-            + vk.beta_g1 * r
-            + h_msm
-            + l_msm;
-        Proof {
-            a: g_a.to_affine(),
-            b: g_b.to_affine(),
-            c: g_c.to_affine(),
-        }
-    });
-    Ok((proof, t))
+        let n_in = inputs.len();
+        let a_msm = timed(&mut t.msm_a, || {
+            dual(
+                msm,
+                "A MSM",
+                || {
+                    let a_in = msm_cuda::msm_g1(&params.a[..n_in], &inputs)
+                        .map_err(msm_err("A inputs"))?;
+                    let a_aux = msm_cuda::msm_g1_selected(
+                        &params.a[n_in..],
+                        &aux,
+                        selection(&a_aux_density),
+                    )
+                    .map_err(msm_err("A aux"))?;
+                    Ok(a_in + a_aux)
+                },
+                || {
+                    let a_in = on_gpu(&gp().a, 0, GpuScalars::Host(&inputs), "A inputs")?;
+                    let picked = selection(&a_aux_density)
+                        .gather(&aux, gp().a.len() - n_in)
+                        .map_err(msm_err("A aux"))?;
+                    let scalars = Uploaded::new(&picked, "A aux", &upload)?;
+                    let a_aux = on_gpu(&gp().a, n_in, scalars.scalars(), "A aux")?;
+                    Ok(a_in + a_aux)
+                },
+            )
+        })?;
+
+        // On the GPU, B's aux scalars are uploaded once for both B MSMs (the upload is timed with B_G1).
+        let mut b_aux_device = None;
+        let b_g1_msm = timed(&mut t.msm_b_g1, || {
+            dual(
+                msm,
+                "B_G1 MSM",
+                || {
+                    let x = msm_cuda::msm_g1(&params.b_g1[..b_in], &b_inputs)
+                        .map_err(msm_err("B_G1 inputs"))?;
+                    let w = msm_cuda::msm_g1(&params.b_g1[b_in..], &b_aux)
+                        .map_err(msm_err("B_G1 aux"))?;
+                    Ok(x + w)
+                },
+                || {
+                    let x = on_gpu(&gp().b_g1, 0, GpuScalars::Host(&b_inputs), "B_G1 inputs")?;
+                    let up = b_aux_device.insert(Uploaded::new(&b_aux, "B aux", &upload)?);
+                    let w = on_gpu(&gp().b_g1, b_in, up.scalars(), "B_G1 aux")?;
+                    Ok(x + w)
+                },
+            )
+        })?;
+        let b_g2_msm = match beside {
+            Some(handle) => {
+                let (result, took) = handle.join().expect("the B_G2 thread does not panic");
+                t.msm_b_g2 = took;
+                result?
+            }
+            None => timed(&mut t.msm_b_g2, || {
+                dual(msm, "B_G2 MSM", b_g2_cpu, || {
+                    let x = on_gpu(&gp().b_g2, 0, GpuScalars::Host(&b_inputs), "B_G2 inputs")?;
+                    let w = match &b_aux_device {
+                        Some(up) => on_gpu(&gp().b_g2, b_in, up.scalars(), "B_G2 aux")?,
+                        None => on_gpu(&gp().b_g2, b_in, GpuScalars::Host(&b_aux), "B_G2 aux")?,
+                    };
+                    Ok(x + w)
+                })
+            })?,
+        };
+
+        t.upload = upload.get();
+        let proof = timed(&mut t.assembly, || {
+            let vk = &params.vk;
+            let g_a = vk.alpha_g1.to_curve() + a_msm + vk.delta_g1 * r;
+            let g_b = vk.beta_g2.to_curve() + b_g2_msm + vk.delta_g2 * s;
+            let g_c = a_msm * s
+                + b_g1_msm * r
+                + vk.delta_g1 * (r * s)
+                + vk.alpha_g1 * s
+                + vk.beta_g1 * r
+                + h_msm
+                + l_msm;
+            Proof {
+                a: g_a.to_affine(),
+                b: g_b.to_affine(),
+                c: g_c.to_affine(),
+            }
+        });
+        Ok((proof, t))
+    })
 }
