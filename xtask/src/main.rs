@@ -5,9 +5,17 @@
 //! - `cuda-toolchain`: installs the pinned CUDA toolchain (from the Python package index) into `target/cuda-toolchain` and prints the `NVCC` to export.
 //! - `tune msm`: on a machine with the GPU, measures every window per MSM size (`cuzk bench msm --tune`) and rewrites
 //!   `crates/msm-cuda/tuning/h200.txt`, the window table msm-cuda embeds (commit it).
+//! - `bench`: the curated benchmark set with a summary table, baselines (`--save`, `--compare`) and interleaved A/B
+//!   runs of the optimisation switches (`--ab a1|a2|a4|b1|d4`); see `bench::USAGE`.
+//! - `profile synth`: the synth-only benchmark under `perf stat`; `profile gpu`: the GPU binaries for the lent
+//!   machine and the `ncu` command lines to run there.
+//! - `plot`: SVG charts from `cargo xtask bench` JSON (time against size) and from memory logs.
 //! - `bindgen`: regenerates each CUDA crate's `src/ffi.rs` from its C header (needs libclang); a test in each crate checks the committed file against the header's hash.
 
+mod bench;
 mod bindings;
+mod plot;
+mod profile;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,7 +31,7 @@ const CUDA_PACKAGES: &[&str] = &[
     "nvidia-nvvm==13.0.88",
 ];
 
-fn run(program: &str, args: &[&str]) -> Result<()> {
+pub(crate) fn run(program: &str, args: &[&str]) -> Result<()> {
     eprintln!("$ {program} {}", args.join(" "));
     let status = Command::new(program)
         .args(args)
@@ -43,7 +51,7 @@ fn workspace_root() -> PathBuf {
 }
 
 /// Installs the toolchain into a virtual environment under target/ and returns the nvcc path.
-fn cuda_toolchain() -> Result<PathBuf> {
+pub(crate) fn cuda_toolchain() -> Result<PathBuf> {
     let venv = workspace_root().join("target/cuda-toolchain");
     let find = |venv: &Path| -> Option<PathBuf> {
         let lib = venv.join("lib");
@@ -76,6 +84,9 @@ fn main() -> Result<()> {
             Ok(())
         }
         Some("bindgen") => bindings::generate_all(&workspace_root()),
+        Some("bench") => bench::run(&workspace_root(), &args[1..]),
+        Some("profile") => profile::run(&workspace_root(), &args[1..]),
+        Some("plot") => plot::run(&args[1..]),
         Some("tune") if args.get(1).map(String::as_str) == Some("msm") => {
             let table = workspace_root().join("crates/msm-cuda/tuning/h200.txt");
             let table = table.to_str().context("non-UTF-8 path")?;
@@ -102,7 +113,7 @@ fn main() -> Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <command>\n\ncommands:\n  ci              run what CI runs (.ci/run)\n  cuda-toolchain  install the pinned CUDA toolchain into target/ and print NVCC\n  bindgen         regenerate the CUDA crates' src/ffi.rs from their C headers\n  tune msm        measure MSM windows on this machine's GPU and rewrite crates/msm-cuda/tuning/h200.txt"
+                "usage: cargo xtask <command>\n\ncommands:\n  ci              run what CI runs (.ci/run)\n  cuda-toolchain  install the pinned CUDA toolchain into target/ and print NVCC\n  bindgen         regenerate the CUDA crates' src/ffi.rs from their C headers\n  tune msm        measure MSM windows on this machine's GPU and rewrite crates/msm-cuda/tuning/h200.txt\n  bench           the curated benchmarks, baselines and A/B switches (cargo xtask bench --help)\n  profile synth   the synth-only benchmark under perf stat\n  profile gpu     build the GPU binaries into target/device and print the ncu command lines\n  plot            SVG charts: plot sizes BENCH.json OUT.svg | plot memlog LOG.csv OUT.svg"
             );
             std::process::exit(2)
         }

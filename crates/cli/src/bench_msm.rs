@@ -219,6 +219,11 @@ pub fn run(a: MsmArgs) -> Result<()> {
             }
             let (times, s) = time_msm(&resident, &pinned, &opts, a.iterations, want)?;
             let (med, min, max) = median(times);
+            // Numeric twin of the row below, for scripts (`cargo xtask bench --ab d4` reads it).
+            report.time(
+                &format!("g1 2^{lg} {kind:?} median"),
+                std::time::Duration::from_secs_f64(med / 1e3),
+            );
             let floor_ms = mults(&s) / fp_rate * 1e3;
             report.text(
                 &format!("G1 MSM 2^{lg} {kind:?}"),

@@ -406,12 +406,20 @@ pub fn run(a: ProveArgs) -> Result<()> {
         report.text("H backend", first.timings.h_backend.into());
         report.text("MSM backend", first.timings.msm_backend.into());
     }
+    let json = a.json;
     let phase = |name: &str, f: &dyn Fn(&PartitionReport) -> Duration, report: &mut Report| {
         let (med, lo, hi) = median(reports.iter().map(|r| ms(f(r))).collect());
         report.text(
             name,
             format!("median {med:.1} ms (min {lo:.1}, max {hi:.1})"),
         );
+        // Numeric twin, for scripts (`cargo xtask bench` reads e.g. `h_polynomial_median_ms`).
+        if json {
+            report.time(
+                &format!("{name} median"),
+                Duration::from_secs_f64(med / 1e3),
+            );
+        }
         med
     };
     let synth_med = phase("synthesis", &|r| r.synthesis, &mut report);
@@ -445,6 +453,8 @@ pub fn run(a: ProveArgs) -> Result<()> {
     if ends.len() >= 2 {
         let sustained = ms(ends[ends.len() - 1] - ends[0]) / (ends.len() - 1) as f64;
         // Synthesis runs on `workers` partitions at once: its rate bound is its median over the workers.
+        // Numeric, for scripts (`cargo xtask bench` reads `per_partition_ms`).
+        report.time("per partition", Duration::from_secs_f64(sustained / 1e3));
         let parallel = workers.min(max_in_flight.saturating_sub(1)).max(1);
         let bound = (synth_med / parallel as f64).max(prove_med);
         report.text(

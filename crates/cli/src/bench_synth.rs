@@ -262,6 +262,11 @@ pub fn run(a: SynthArgs) -> Result<()> {
     report.count("constraints per round", constraints);
     for (k, v) in variants.iter().enumerate() {
         let (med, lo, hi) = median(times[k].clone());
+        // Numeric twins of the text rows, for scripts (`cargo xtask bench` reads `<variant>_median_ms`).
+        report.time(
+            &format!("{} median", v.name()),
+            std::time::Duration::from_secs_f64(med),
+        );
         report.text(
             &format!("variant {}", v.name()),
             format!(
