@@ -31,7 +31,7 @@ fn case(id: &str, args: &str, key: &str) -> Case {
 }
 
 /// The curated set. `--quick` keeps the cases that take seconds on two cores (CI-sized); the full set adds 2^20
-/// synthesis and a larger pipelined proof; `--gpu` adds GPU cases.
+/// synthesis, a larger pipelined proof and the criterion benches ([`CRITERION`]); `--gpu` adds GPU cases.
 fn curated(quick: bool, gpu: bool, cache: &Path) -> Vec<Case> {
     let cache = cache.display();
     let mut v = vec![
@@ -95,6 +95,97 @@ fn curated(quick: bool, gpu: bool, cache: &Path) -> Vec<Case> {
         ]);
     }
     v
+}
+
+/// Environment variables of a command.
+type Env = &'static [(&'static str, &'static str)];
+
+/// Criterion benches of the full set: package, bench target, environment (small sizes: the set must stay quick).
+const CRITERION: &[(&str, &str, Env)] = &[
+    ("lc-indexer", "lc_insert", &[]),
+    (
+        "ntt-cuda",
+        "ntt",
+        &[("BENCH_MIN_LOG2", "14"), ("BENCH_MAX_LOG2", "16")],
+    ),
+    (
+        "msm-cuda",
+        "msm",
+        &[("BENCH_MIN_LOG2", "12"), ("BENCH_MAX_LOG2", "14")],
+    ),
+];
+
+/// Runs the criterion benches and reads back every estimate they wrote in this run: id `criterion/<group>/<name>`,
+/// the median with its 95 % confidence interval as min and max, and half that interval over the median as noise.
+fn criterion(root: &Path) -> Result<Vec<(String, Stats)>> {
+    let started = std::time::SystemTime::now();
+    for (package, bench, env) in CRITERION {
+        eprintln!("$ cargo bench -p {package} --bench {bench} -- --noplot");
+        let status = Command::new("cargo")
+            .args(["bench", "-p", package, "--bench", bench, "--", "--noplot"])
+            .envs(env.iter().copied())
+            .status()
+            .context("running cargo bench")?;
+        if !status.success() {
+            bail!("cargo bench -p {package} --bench {bench} failed: {status}");
+        }
+    }
+    let base = root.join("target/criterion");
+    let mut found = Vec::new();
+    let mut stack = vec![base.clone()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let fresh = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= started);
+            if !fresh
+                || path.file_name().and_then(|n| n.to_str()) != Some("estimates.json")
+                || path
+                    .parent()
+                    .and_then(Path::file_name)
+                    .and_then(|n| n.to_str())
+                    != Some("new")
+            {
+                continue;
+            }
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(&path)?)
+                .with_context(|| format!("{} is not JSON", path.display()))?;
+            let m = &v["median"];
+            let (Some(p), Some(lo), Some(hi)) = (
+                m["point_estimate"].as_f64(),
+                m["confidence_interval"]["lower_bound"].as_f64(),
+                m["confidence_interval"]["upper_bound"].as_f64(),
+            ) else {
+                bail!("{}: no median estimate", path.display());
+            };
+            let id = path
+                .parent()
+                .and_then(Path::parent)
+                .and_then(|d| d.strip_prefix(&base).ok())
+                .map(|d| format!("criterion/{}", d.display()))
+                .unwrap_or_default();
+            found.push((
+                id,
+                Stats {
+                    median: p / 1e6,
+                    min: lo / 1e6,
+                    max: hi / 1e6,
+                    noise: (hi - lo) / 2.0 / p.max(1e-12),
+                },
+            ));
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(found)
 }
 
 /// The two sides of an A/B switch: one case run with A's and B's extra arguments or environment.
@@ -345,21 +436,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let mut rows = Vec::new();
     for (c, r) in cases.iter().zip(&runs) {
         let s = stats(r);
-        let cmp = baseline.as_ref().map(|b| match b.get(&c.id) {
-            None => "not in baseline".to_string(),
-            Some(base) => {
-                let bm = base["median_ms"].as_f64().unwrap_or(f64::NAN);
-                let bn = base["noise"].as_f64().unwrap_or(0.0);
-                let change = s.median / bm - 1.0;
-                let noise = s.noise.max(bn);
-                format!(
-                    "{:+.1} % ({}; noise {:.1} %)",
-                    change * 100.0,
-                    verdict(change, noise),
-                    noise * 100.0
-                )
-            }
-        });
+        let cmp = baseline.as_ref().map(|b| compare(b.get(&c.id), &s));
         md.push_str(&format!(
             "| {} | {:.2} | {:.2} | {:.2} | {:.1} % | {} | {} |\n",
             c.id,
@@ -383,6 +460,29 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             "vs_baseline": cmp,
         }));
     }
+    if !o.quick {
+        for (id, s) in criterion(root)? {
+            let cmp = baseline.as_ref().map(|b| compare(b.get(&id), &s));
+            md.push_str(&format!(
+                "| {id} | {:.4} | {:.4} | {:.4} | {:.1} % | criterion | {} |\n",
+                s.median,
+                s.min,
+                s.max,
+                s.noise * 100.0,
+                cmp.clone().unwrap_or_else(|| "–".into())
+            ));
+            rows.push(json!({
+                "case": id,
+                "command": "cargo bench (criterion; min and max are the median's 95 % confidence interval)",
+                "median_ms": s.median,
+                "min_ms": s.min,
+                "max_ms": s.max,
+                "noise": s.noise,
+                "throughput_per_s": 1e3 / s.median,
+                "vs_baseline": cmp,
+            }));
+        }
+    }
     let summary = json!({ "quick": o.quick, "gpu": o.gpu, "runs": o.runs, "cases": rows });
     print!("{md}");
     write(&dir.join("last.md"), &md)?;
@@ -396,6 +496,23 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         eprintln!("saved baseline {name}: {}", path.display());
     }
     Ok(())
+}
+
+/// A case against its baseline entry: the change, its verdict and the noise it was judged against.
+fn compare(base: Option<&Value>, s: &Stats) -> String {
+    let Some(base) = base else {
+        return "not in baseline".into();
+    };
+    let bm = base["median_ms"].as_f64().unwrap_or(f64::NAN);
+    let bn = base["noise"].as_f64().unwrap_or(0.0);
+    let change = s.median / bm - 1.0;
+    let noise = s.noise.max(bn);
+    format!(
+        "{:+.1} % ({}; noise {:.1} %)",
+        change * 100.0,
+        verdict(change, noise),
+        noise * 100.0
+    )
 }
 
 /// Writes atomically (temporary file, then rename).
