@@ -356,6 +356,16 @@ cuzk_status cuzk_host_free_pinned(void* ptr) {
     return status_ok();
 }
 
+cuzk_status cuzk_host_register(void* ptr, size_t bytes) {
+    CUZK_TRY(cudaHostRegister(ptr, bytes, cudaHostRegisterDefault));
+    return status_ok();
+}
+
+cuzk_status cuzk_host_unregister(void* ptr) {
+    CUZK_TRY(cudaHostUnregister(ptr));
+    return status_ok();
+}
+
 cuzk_status cuzk_stream_create(void** stream) {
     CUZK_TRY(cudaStreamCreateWithFlags((cudaStream_t*)stream, cudaStreamNonBlocking));
     return status_ok();

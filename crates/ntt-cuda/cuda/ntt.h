@@ -21,6 +21,10 @@ cuzk_status cuzk_malloc(void** ptr, size_t bytes);
 cuzk_status cuzk_free(void* ptr);
 cuzk_status cuzk_host_alloc_pinned(void** ptr, size_t bytes);
 cuzk_status cuzk_host_free_pinned(void* ptr);
+/* Page-locks `bytes` of ordinary host memory at `ptr` in place (cudaHostRegister), so that copies from it run at
+ * pinned speed and asynchronously; cuzk_host_unregister undoes it. Costly per call: measure before using it per proof. */
+cuzk_status cuzk_host_register(void* ptr, size_t bytes);
+cuzk_status cuzk_host_unregister(void* ptr);
 cuzk_status cuzk_stream_create(void** stream);
 cuzk_status cuzk_stream_destroy(void* stream);
 cuzk_status cuzk_stream_sync(void* stream);

@@ -274,6 +274,19 @@ fn staged_uploads_land_every_chunk_in_place() {
             "tail of {len} was written"
         );
     }
+    // Registered in place (cudaHostRegister): asynchronous uploads from ordinary vectors, then unregistered on drop.
+    for len in [0usize, 1, 4099] {
+        let host = random_vec(len, &mut rng);
+        let pinned = gpu::Registered::new(&host).unwrap();
+        let dst = gpu::DeviceScalars::from_host_padded(&host, len + 2, &stream).unwrap();
+        stream.synchronize().unwrap();
+        drop(pinned);
+        let back = dst.to_host(len + 2, &stream).unwrap();
+        assert!(
+            back[..len] == host[..],
+            "registered upload of {len} scalars differs"
+        );
+    }
     // Too long for the destination: an error, not an overrun.
     let mut small = gpu::DeviceScalars::zeroed(3, &stream).unwrap();
     let err = staging
