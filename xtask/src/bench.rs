@@ -220,19 +220,19 @@ fn ab_cases(switch: &str) -> Result<(Case, Case)> {
         }
         "b1" => {
             let prove = "bench prove --gpu --constraints 4190000 --partitions 4 --params fake";
-            let mut pageable = case(
-                "B1 a, b, c pageable",
+            let mut register = case(
+                "B1 a, b, c registered in place per proof (cudaHostRegister)",
                 prove,
                 "h_polynomial_median_ms",
             );
-            pageable.env.push(("CUZK_H_UPLOAD", "pageable"));
+            register.env.push(("CUZK_H_UPLOAD", "register"));
             (
                 case(
-                    "B1 a, b, c through pinned staging",
+                    "B1 off: a, b, c through pinned staging (pinned once)",
                     prove,
                     "h_polynomial_median_ms",
                 ),
-                pageable,
+                register,
             )
         }
         "d4" => (
@@ -249,7 +249,7 @@ fn ab_cases(switch: &str) -> Result<(Case, Case)> {
         ),
         other => bail!(
             "unknown switch {other:?}: a1 (LC storage Vec vs SmallVec), a2 (pre-sizing hint), a4 (B_G2 on the CPU \
-             beside the GPU), b1 (pinned staging vs pageable uploads; GPU), d4 (per-MSM window vs a fixed one; GPU)"
+             beside the GPU), b1 (cudaHostRegister per proof vs pinned staging; GPU), d4 (per-MSM window vs a fixed one; GPU)"
         ),
     })
 }

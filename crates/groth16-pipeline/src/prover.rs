@@ -336,11 +336,28 @@ fn h_poly(
     };
     // a, b and c are pageable vectors: by default they go through pinned staging chunks (a parallel copy
     // overlapping the DMA); CUZK_H_UPLOAD=pageable uses the driver's pageable path instead, for A/B runs.
+    // CUZK_H_UPLOAD=register page-locks a, b and c in place for this proof instead (cudaHostRegister: the B1 switch).
     let on_device = |a: &[Scalar], b: &[Scalar], c: &[Scalar]| {
         let domain = domain(a.len())?;
-        let staged = std::env::var("CUZK_H_UPLOAD").map_or(true, |v| v != "pageable");
-        if !staged {
-            return Ok(ntt_cuda::gpu::h_polynomial_on_device(&domain, a, b, c)?);
+        match std::env::var("CUZK_H_UPLOAD").as_deref() {
+            Ok("pageable") => return Ok(ntt_cuda::gpu::h_polynomial_on_device(&domain, a, b, c)?),
+            Ok("register") => {
+                let t = Instant::now();
+                let pin = |v| {
+                    ntt_cuda::gpu::Registered::new(v).map_err(|source| Error::Upload {
+                        what: "a, b, c (registering)",
+                        source,
+                    })
+                };
+                let pinned = (pin(a)?, pin(b)?, pin(c)?);
+                upload.set(upload.get() + t.elapsed());
+                let h = ntt_cuda::gpu::h_polynomial_on_device(&domain, a, b, c)?;
+                let t = Instant::now();
+                drop(pinned);
+                upload.set(upload.get() + t.elapsed());
+                return Ok(h);
+            }
+            _ => {}
         }
         ntt_cuda::check_abc_lengths(a, b, c)?;
         let t = Instant::now();
