@@ -331,6 +331,8 @@ struct Options {
     save: Option<String>,
     compare: Option<String>,
     ab: Option<String>,
+    /// A prebuilt `cuzk` (the GPU machine has no cargo): no build, and no criterion benches.
+    cuzk: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -341,6 +343,7 @@ fn parse(args: &[String]) -> Result<Options> {
         save: None,
         compare: None,
         ab: None,
+        cuzk: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -360,6 +363,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--save" => o.save = Some(value("--save")?),
             "--compare" => o.compare = Some(value("--compare")?),
             "--ab" => o.ab = Some(value("--ab")?.to_ascii_lowercase()),
+            "--cuzk" => o.cuzk = Some(PathBuf::from(value("--cuzk")?)),
             other => bail!("unknown option {other:?}\n\n{USAGE}"),
         }
     }
@@ -372,25 +376,38 @@ fn parse(args: &[String]) -> Result<Options> {
             bail!("baseline name {name:?}: use letters, digits, - and _");
         }
     }
-    if o.runs == 0 {
-        o.runs = if o.quick { 3 } else { 5 };
+    match o.runs {
+        0 => o.runs = if o.quick { 3 } else { 5 },
+        1 => bail!("--runs 1 measures no noise: use at least 2"),
+        _ => {}
     }
     Ok(o)
 }
 
-pub const USAGE: &str = "usage: cargo xtask bench [--quick] [--gpu] [--runs N] [--save NAME] [--compare NAME]
-       cargo xtask bench --ab a1|a2|a4|b1|d4 [--runs N]
+pub const USAGE: &str = "usage: cargo xtask bench [--quick] [--gpu] [--runs N] [--save NAME] [--compare NAME] [--cuzk PATH]
+       cargo xtask bench --ab a1|a2|a4|b1|d4 [--runs N] [--cuzk PATH]
 
 Runs the curated set (--quick: seconds on two cores; --gpu adds GPU cases), N runs per case (default 5, quick 3),
 cases interleaved. Writes target/xtask-bench/last.md and last.json; --save keeps the results as baseline NAME,
 --compare marks each case faster, slower or within noise against baseline NAME.
---ab runs the two sides of one optimisation switch interleaved and reports the effect with its spread.";
+--ab runs the two sides of one optimisation switch interleaved and reports the effect with its spread.
+--cuzk uses a prebuilt binary instead of building one (on the GPU machine, which has no cargo, carry the xtask
+binary and cuzk: ./xtask bench --ab b1 --cuzk ./cuzk); the criterion benches then are skipped.";
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let o = parse(args)?;
-    let dir = root.join("target/xtask-bench");
+    // With a prebuilt cuzk (another machine, no checkout) results go under the current directory.
+    let dir = if o.cuzk.is_some() {
+        PathBuf::from("xtask-bench")
+    } else {
+        root.join("target/xtask-bench")
+    };
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let cuzk = build_cuzk(root)?;
+    let cuzk = match &o.cuzk {
+        Some(path) if path.is_file() => path.clone(),
+        Some(path) => bail!("--cuzk {}: no such file", path.display()),
+        None => build_cuzk(root)?,
+    };
     if let Some(switch) = &o.ab {
         return ab(&cuzk, switch, o.runs);
     }
@@ -460,7 +477,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             "vs_baseline": cmp,
         }));
     }
-    if !o.quick {
+    if !o.quick && o.cuzk.is_some() {
+        eprintln!("criterion benches skipped: --cuzk means there is no cargo here");
+    }
+    if !o.quick && o.cuzk.is_none() {
         for (id, s) in criterion(root)? {
             let cmp = baseline.as_ref().map(|b| compare(b.get(&id), &s));
             md.push_str(&format!(
@@ -595,5 +615,6 @@ mod tests {
         assert!(err.to_string().contains("baseline name"), "{err}");
         assert!(parse(&["--runs".into()]).is_err());
         assert_eq!(parse(&["--quick".into()]).unwrap().runs, 3);
+        assert!(parse(&["--runs".into(), "1".into()]).is_err());
     }
 }
