@@ -24,8 +24,9 @@ const COEFF_MINUS_ONE: u32 = 1;
 /// One matrix in compressed sparse rows: row r holds `cols[row_ptr[r]..row_ptr[r + 1]]` with coefficients `coeffs[...]` (table indices).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CsrMatrix {
-    /// Row starts; rows + 1 entries.
-    pub row_ptr: Vec<u64>,
+    /// Row starts; rows + 1 entries. u32: a matrix holds fewer than 2^32 terms (a PoRep partition's A has about
+    /// 3·10^8), and at 130M rows the narrower starts save 1.5 GB over three matrices.
+    pub row_ptr: Vec<u32>,
     /// Column of each term: input i is column i, aux j is column num_inputs + j.
     pub cols: Vec<u32>,
     /// Index into [`CompiledShape::coeffs`] of each term.
@@ -45,7 +46,7 @@ impl CsrMatrix {
 
     /// Bytes this matrix holds on the heap.
     pub fn heap_bytes(&self) -> usize {
-        self.row_ptr.len() * 8 + self.cols.len() * 4 + self.coeffs.len() * 4
+        self.row_ptr.len() * 4 + self.cols.len() * 4 + self.coeffs.len() * 4
     }
 }
 
@@ -95,7 +96,7 @@ impl CompiledShape {
     /// Compiles a recorded shape.
     ///
     /// # Errors
-    /// [`Error::ShapeTooLarge`] beyond 2^32 columns or coefficients.
+    /// [`Error::ShapeTooLarge`] beyond 2^32 columns, coefficients or terms in a matrix.
     pub fn from_shape(shape: &R1csShape) -> Result<Self> {
         let columns = shape.num_inputs + shape.num_aux;
         if u32::try_from(columns).is_err() {
@@ -140,7 +141,9 @@ impl CompiledShape {
                     out.cols.push(col as u32);
                     out.coeffs.push(slot);
                 }
-                out.row_ptr.push(out.cols.len() as u64);
+                out.row_ptr.push(u32::try_from(out.cols.len()).map_err(|_| {
+                    Error::ShapeTooLarge("a matrix with 2^32 terms or more".into())
+                })?);
             }
             Ok(out)
         };

@@ -113,7 +113,7 @@ impl CompiledShape {
             out.extend_from_slice(&(m.nonzeros() as u64).to_le_bytes());
             m.row_ptr
                 .iter()
-                .for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+                .for_each(|&x| out.extend_from_slice(&u64::from(x).to_le_bytes()));
             m.cols
                 .iter()
                 .for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
@@ -194,6 +194,12 @@ impl CompiledShape {
             let rows = r.len(name, 8)?;
             let terms = r.len(name, 8)?;
             let row_ptr: Vec<u64> = (0..=rows).map(|_| r.u64(name)).collect::<Result<_, _>>()?;
+            // The file keeps u64 starts; in memory they are u32 (a matrix holds fewer than 2^32 terms).
+            if terms > u32::MAX as usize {
+                return Err(ShapeFileError::Corrupt(format!(
+                    "{name}: {terms} terms, more than a matrix may hold (2^32 - 1)"
+                )));
+            }
             let cols: Vec<u32> = (0..terms).map(|_| r.u32(name)).collect::<Result<_, _>>()?;
             let slots: Vec<u32> = (0..terms).map(|_| r.u32(name)).collect::<Result<_, _>>()?;
             if row_ptr.first() != Some(&0)
@@ -217,7 +223,8 @@ impl CompiledShape {
                 )));
             }
             Ok(CsrMatrix {
-                row_ptr,
+                // Each start is at most `terms` (checked above), so it fits.
+                row_ptr: row_ptr.into_iter().map(|x| x as u32).collect(),
                 cols,
                 coeffs: slots,
             })
