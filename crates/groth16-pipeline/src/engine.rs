@@ -205,7 +205,7 @@ impl Engine {
     ///
     /// # Errors
     /// [`Error::Params`] for inconsistent parameters; [`Error::Msm`] when the upload fails (no device, or too
-    /// little device memory, named by query).
+    /// little device memory, named by query); [`Error::ThreadPool`] when the synthesis pool cannot start.
     pub fn new(params: Arc<Parameters>, opts: EngineOptions) -> Result<Self> {
         params
             .check_consistent()
@@ -223,10 +223,7 @@ impl Engine {
             pool = pool.num_threads(n.max(1));
         }
         let synthesis_pool = if opts.own_synthesis_pool {
-            Some(pool.build().map_err(|e| Error::Synthesis {
-                partition: 0,
-                message: format!("cannot start the synthesis thread pool: {e}"),
-            })?)
+            Some(pool.build().map_err(|e| Error::ThreadPool(e.to_string()))?)
         } else {
             None
         };

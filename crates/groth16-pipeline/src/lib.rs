@@ -83,6 +83,9 @@ pub enum Error {
         /// The synthesis error.
         message: String,
     },
+    /// The engine's synthesis thread pool could not start.
+    #[error("cannot start the synthesis thread pool: {0}")]
+    ThreadPool(String),
     /// A proof failed the verifier's check, and so did the CPU re-prove of its partition.
     #[error(
         "partition {partition}: the proof failed the verifier's check, and so did its CPU re-prove"

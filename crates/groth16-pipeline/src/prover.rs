@@ -375,9 +375,9 @@ fn h_poly(
         )?)
     };
     let gpu = |a: &[Scalar], b: &[Scalar], c: &[Scalar]| -> Result<Vec<Scalar>> {
-        let n = domain(a.len())?.size();
+        // h's buffer is the domain's size; its first n - 1 values are h.
         let (h, stream) = on_device(a, b, c)?;
-        Ok(h.to_host(n - 1, &stream)?)
+        Ok(h.to_host(h.len() - 1, &stream)?)
     };
     match backend {
         Backend::Gpu if keep_on_device => Ok(HValues::Device(on_device(&a, &b, &c)?.0)),
