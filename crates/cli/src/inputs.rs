@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use blstrs::Scalar;
 
 /// A JSON array of 32-byte little-endian hex scalars.
@@ -36,23 +36,9 @@ pub fn from_json(text: &str) -> Result<Vec<Scalar>> {
 
 /// Writes `bytes` to `path` through a temporary file and a rename, so a reader never sees half a file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let Some(name) = path.file_name() else {
-        bail!("{} is not a file path", path.display())
-    };
-    let tmp = dir.join(format!(
-        ".{}.tmp.{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("writing {}", path.display()))
+    use std::io::Write;
+    srs_loader::write_atomic(path, |w| w.write_all(bytes))?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@ mod bench_synth;
 mod cache;
 mod inputs;
 mod memmon;
+#[cfg(feature = "porep")]
+mod porep_cmd;
 mod report;
 
 use std::path::{Path, PathBuf};
@@ -54,6 +56,10 @@ enum Command {
     /// Measure: GPU kernels beside the card's ceilings.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Filecoin PoRep Commit-2: prove a sealed sector's C1 output, verify with filecoin-proofs.
+    #[cfg(feature = "porep")]
+    #[command(subcommand)]
+    Porep(porep_cmd::PorepCommand),
     /// Log another process's resident memory (`timestamp_ms,rss_kb,rss_gib` CSV, one flushed row per sample) until it exits.
     Memmon(memmon::MemmonArgs),
 }
@@ -186,6 +192,8 @@ fn main() -> ExitCode {
         Command::Verify(a) => cmd_verify(a),
         Command::Bench(b) => bench::run(b).map(|()| ExitCode::SUCCESS),
         Command::Memmon(a) => memmon::run(a).map(|()| ExitCode::SUCCESS),
+        #[cfg(feature = "porep")]
+        Command::Porep(p) => porep_cmd::run(p),
     };
     match result {
         Ok(code) => code,

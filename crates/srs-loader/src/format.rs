@@ -263,20 +263,7 @@ impl Parameters {
     /// # Errors
     /// What `out` returns.
     pub fn write_to<W: Write>(&self, out: &mut W) -> std::io::Result<()> {
-        let vk = &self.vk;
-        vk.alpha_g1.encode(out)?;
-        vk.beta_g1.encode(out)?;
-        vk.beta_g2.encode(out)?;
-        vk.gamma_g2.encode(out)?;
-        vk.delta_g1.encode(out)?;
-        vk.delta_g2.encode(out)?;
-        fn put<P: Point, W: Write>(out: &mut W, points: &[P]) -> std::io::Result<()> {
-            let len = u32::try_from(points.len())
-                .map_err(|_| std::io::Error::other("a section holds at most 2^32 - 1 points"))?;
-            out.write_all(&len.to_be_bytes())?;
-            points.iter().try_for_each(|p| p.encode(out))
-        }
-        put(out, &vk.ic)?;
+        self.vk.write_to(out)?;
         put(out, &self.h)?;
         put(out, &self.l)?;
         put(out, &self.a)?;
@@ -284,41 +271,86 @@ impl Parameters {
         put(out, &self.b_g2)
     }
 
-    /// Writes the parameters to `path` atomically: a temporary file in the same directory, synced, then renamed.
-    /// Nothing half-written is left at `path`, even if the process dies.
+    /// Writes the parameters to `path` atomically (see [`write_atomic`]).
     ///
     /// # Errors
     /// [`Error::Io`] naming the file.
     pub fn write_file(&self, path: &Path) -> Result<()> {
-        let io = |source| Error::Io {
-            path: path.to_owned(),
-            source,
-        };
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(io)?;
-        let name = path
-            .file_name()
-            .ok_or_else(|| io(std::io::Error::other("not a file path")))?;
-        let tmp = dir.join(format!(
-            ".{}.tmp.{}",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
-        let result = (|| {
-            let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-            self.write_to(&mut w)?;
-            let file = w.into_inner().map_err(|e| e.into_error())?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, path)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result.map_err(io)
+        write_atomic(path, |w| self.write_to(w))
     }
+}
+
+impl VerifyingKey {
+    /// Writes the key as bellperson's `VerifyingKey::write` does (a Filecoin `.vk` file): the six points, then
+    /// the IC count and points, all uncompressed. The same bytes open a `.params` file.
+    ///
+    /// # Errors
+    /// What `out` returns.
+    pub fn write_to<W: Write>(&self, out: &mut W) -> std::io::Result<()> {
+        self.alpha_g1.encode(out)?;
+        self.beta_g1.encode(out)?;
+        self.beta_g2.encode(out)?;
+        self.gamma_g2.encode(out)?;
+        self.delta_g1.encode(out)?;
+        self.delta_g2.encode(out)?;
+        put(out, &self.ic)
+    }
+
+    /// Writes the key to `path` atomically (see [`write_atomic`]).
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the file.
+    pub fn write_file(&self, path: &Path) -> Result<()> {
+        write_atomic(path, |w| self.write_to(w))
+    }
+}
+
+/// A section: its point count (u32, big-endian), then the points.
+fn put<P: Point, W: Write>(out: &mut W, points: &[P]) -> std::io::Result<()> {
+    let len = u32::try_from(points.len())
+        .map_err(|_| std::io::Error::other("a section holds at most 2^32 - 1 points"))?;
+    out.write_all(&len.to_be_bytes())?;
+    points.iter().try_for_each(|p| p.encode(out))
+}
+
+/// Writes a file atomically: `write` fills a temporary file in the same directory, which is synced and then renamed
+/// over `path`. Nothing half-written is ever left at `path`, even if the process dies; on error the temporary file
+/// is removed. The directory is created if missing.
+///
+/// # Errors
+/// [`Error::Io`] naming `path`.
+pub fn write_atomic(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> Result<()> {
+    let io = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| io(std::io::Error::other("not a file path")))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp.{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+        write(&mut w)?;
+        let file = w.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(io)
 }
 
 /// Reads only the verifying key at the start of a parameter file (a few kilobytes, even for a 44 GiB file).

@@ -4,7 +4,7 @@ mod fixed_base;
 mod format;
 mod setup;
 
-pub use format::{read_params, read_verifying_key, ReadOptions, Section};
+pub use format::{read_params, read_verifying_key, write_atomic, ReadOptions, Section};
 pub use setup::setup;
 
 use blstrs::{G1Affine, G2Affine};
