@@ -7,7 +7,7 @@ use blstrs::Scalar;
 use clap::{Args, Subcommand};
 use ntt_cuda::gpu::{self, DeviceScalars, GpuDomain, PinnedScalars, Stream};
 
-use crate::report::Report;
+use crate::report::{median, Report};
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
@@ -20,6 +20,10 @@ pub enum BenchCommand {
     Prove(crate::bench_prove::ProveArgs),
     /// GPU G1 MSM against resident bases: random and PoRep-like scalars, phase times, floors; `--tune` writes the window table.
     Msm(crate::bench_msm::MsmArgs),
+    /// Real Filecoin PoRep partitions through the engine: one C1 output proved --proofs times in one run; per-phase
+    /// medians, sustained time per partition, sector proofs per hour, peak RSS.
+    #[cfg(feature = "porep")]
+    Porep(crate::porep_cmd::BenchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -44,12 +48,9 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Synth(a) => crate::bench_synth::run(a),
         BenchCommand::Msm(a) => crate::bench_msm::run(a),
         BenchCommand::Prove(a) => crate::bench_prove::run(a),
+        #[cfg(feature = "porep")]
+        BenchCommand::Porep(a) => crate::porep_cmd::bench(a),
     }
-}
-
-fn median(mut v: Vec<f64>) -> (f64, f64, f64) {
-    v.sort_by(|a, b| a.total_cmp(b));
-    (v[v.len() / 2], v[0], v[v.len() - 1])
 }
 
 /// Distinct non-zero pseudo-random scalars (never time on zeros).

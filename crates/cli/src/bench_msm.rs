@@ -11,7 +11,7 @@ use msm_cuda::gpu::{self, DeviceBases, GpuScalars, MsmOptions, MsmStats};
 use ntt_cuda::gpu::PinnedScalars;
 use rayon::prelude::*;
 
-use crate::report::Report;
+use crate::report::{median, Report};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ScalarKind {
@@ -88,11 +88,6 @@ fn porep_scalars(n: usize, seed: u64) -> Vec<Scalar> {
         490..=974 => Scalar::ONE,
         _ => Scalar::random(rng),
     })
-}
-
-fn median(mut v: Vec<f64>) -> (f64, f64, f64) {
-    v.sort_by(|a, b| a.total_cmp(b));
-    (v[v.len() / 2], v[0], v[v.len() - 1])
 }
 
 /// Base-field multiplications the MSM needed at least: 10 per mixed addition of a point into a bucket (8M + 2S, one

@@ -17,14 +17,14 @@ use blstrs::{G2Affine, Scalar};
 use circuits::{PorepLikeCircuit, Sha256Circuit};
 use clap::{Args, ValueEnum};
 use groth16_pipeline::{
-    Backend, Engine, EngineOptions, PartitionOutcome, PartitionReport, ProverOptions,
+    Backend, Engine, EngineOptions, PartitionOutcome, PartitionReport, ProverOptions, RunSummary,
 };
 use lc_indexer::VecTerms;
 use r1cs_synth::{synthesize, CompiledShape, ProvingAssignment, SynthesisOptions};
 use rand::rngs::OsRng;
 use srs_loader::{Parameters, ReadOptions, VerifyingKey};
 
-use crate::report::{Progress, Report};
+use crate::report::{median, Progress, Report};
 
 /// Public inputs of the real PoRep partition circuit.
 const POREP_INPUTS: usize = 327;
@@ -178,14 +178,6 @@ fn fake_params(pa: &ProvingAssignment) -> Parameters {
         b_g1: g1(b, &mut rng),
         b_g2: test_utils::random_g2_fast(b, &mut rng),
     }
-}
-
-fn median(mut v: Vec<f64>) -> (f64, f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0, 0.0);
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    (v[v.len() / 2], v[0], v[v.len() - 1])
 }
 
 fn ms(d: Duration) -> f64 {
@@ -352,15 +344,7 @@ pub fn run(a: ProveArgs) -> Result<()> {
         },
     );
 
-    let json_out = a
-        .timing_json
-        .as_deref()
-        .map(|p| {
-            std::fs::File::create(p)
-                .with_context(|| format!("creating {}", p.display()))
-                .map(|f| Mutex::new(std::io::BufWriter::new(f)))
-        })
-        .transpose()?;
+    let log = PartitionLog::create(a.timing_json.as_deref())?;
     let total = a.partitions * a.proofs;
     let synthesize_partition = |i: usize| -> r1cs_synth::Result<ProvingAssignment> {
         let circuit = partition(i);
@@ -369,12 +353,48 @@ pub fn run(a: ProveArgs) -> Result<()> {
             None => synthesize(circuit, &SynthesisOptions::default()),
         }
     };
-    let on_done = |o: &PartitionOutcome| {
+    let on_done = |o: &PartitionOutcome| log.log(o);
+    let (outcomes, summary) =
+        engine.prove_partitions(total, synthesize_partition, &mut OsRng, on_done);
+
+    summarize(
+        &mut report,
+        &outcomes,
+        &summary,
+        &SummaryOptions {
+            workers,
+            max_in_flight,
+            verify,
+            partitions_per_proof: a.partitions,
+            json: a.json,
+        },
+    )
+}
+
+/// Prints each finished partition: its `CUZK_TIMING` line and any error on stderr, and a JSON line to the
+/// `--timing-json` file.
+pub(crate) struct PartitionLog {
+    json: Option<Mutex<std::io::BufWriter<std::fs::File>>>,
+}
+
+impl PartitionLog {
+    pub(crate) fn create(path: Option<&std::path::Path>) -> Result<Self> {
+        let json = path
+            .map(|p| {
+                std::fs::File::create(p)
+                    .with_context(|| format!("creating {}", p.display()))
+                    .map(|f| Mutex::new(std::io::BufWriter::new(f)))
+            })
+            .transpose()?;
+        Ok(Self { json })
+    }
+
+    pub(crate) fn log(&self, o: &PartitionOutcome) {
         crate::timing_line(o.report.key_values());
         if let Err(e) = &o.proof {
             eprintln!("partition {}: {e}", o.report.partition);
         }
-        if let Some(out) = &json_out {
+        if let Some(out) = &self.json {
             let obj: serde_json::Map<String, serde_json::Value> = o
                 .report
                 .key_values()
@@ -396,17 +416,35 @@ pub fn run(a: ProveArgs) -> Result<()> {
             let _ = writeln!(out, "{}", serde_json::Value::Object(obj));
             let _ = out.flush();
         }
-    };
-    let (outcomes, summary) =
-        engine.prove_partitions(total, synthesize_partition, &mut OsRng, on_done);
+    }
+}
 
+/// How an engine run was set up, for [`summarize`].
+pub(crate) struct SummaryOptions {
+    pub workers: usize,
+    pub max_in_flight: usize,
+    pub verify: bool,
+    /// Partitions in one proof (10 for a 32 GiB PoRep), for proofs per hour.
+    pub partitions_per_proof: usize,
+    pub json: bool,
+}
+
+/// The summary of an engine run: per-phase medians, the sustained time per partition beside the slower stage,
+/// throughput, the prover's busy fraction and peak RSS; printed, then an error if any partition failed.
+pub(crate) fn summarize(
+    report: &mut Report,
+    outcomes: &[PartitionOutcome],
+    summary: &RunSummary,
+    o: &SummaryOptions,
+) -> Result<()> {
+    let (workers, max_in_flight, verify, json) = (o.workers, o.max_in_flight, o.verify, o.json);
+    let total = outcomes.len();
     let failed: Vec<_> = outcomes.iter().filter(|o| o.proof.is_err()).collect();
     let reports: Vec<&PartitionReport> = outcomes.iter().map(|o| &o.report).collect();
     if let Some(first) = reports.first() {
         report.text("H backend", first.timings.h_backend.into());
         report.text("MSM backend", first.timings.msm_backend.into());
     }
-    let json = a.json;
     let phase = |name: &str, f: &dyn Fn(&PartitionReport) -> Duration, report: &mut Report| {
         let (med, lo, hi) = median(reports.iter().map(|r| ms(f(r))).collect());
         report.text(
@@ -422,28 +460,28 @@ pub fn run(a: ProveArgs) -> Result<()> {
         }
         med
     };
-    let synth_med = phase("synthesis", &|r| r.synthesis, &mut report);
-    phase("queue wait", &|r| r.queue_wait, &mut report);
-    phase("H polynomial", &|r| r.timings.h_poly, &mut report);
+    let synth_med = phase("synthesis", &|r| r.synthesis, report);
+    phase("queue wait", &|r| r.queue_wait, report);
+    phase("H polynomial", &|r| r.timings.h_poly, report);
     phase(
         "uploads (within H and the MSMs)",
         &|r| r.timings.upload,
-        &mut report,
+        report,
     );
-    phase("MSM H", &|r| r.timings.msm_h, &mut report);
-    phase("MSM L", &|r| r.timings.msm_l, &mut report);
-    phase("MSM A", &|r| r.timings.msm_a, &mut report);
-    phase("MSM B_G1", &|r| r.timings.msm_b_g1, &mut report);
-    phase("MSM B_G2", &|r| r.timings.msm_b_g2, &mut report);
-    phase("assembly", &|r| r.timings.assembly, &mut report);
-    phase("prove (all phases)", &|r| r.timings.total(), &mut report);
+    phase("MSM H", &|r| r.timings.msm_h, report);
+    phase("MSM L", &|r| r.timings.msm_l, report);
+    phase("MSM A", &|r| r.timings.msm_a, report);
+    phase("MSM B_G1", &|r| r.timings.msm_b_g1, report);
+    phase("MSM B_G2", &|r| r.timings.msm_b_g2, report);
+    phase("assembly", &|r| r.timings.assembly, report);
+    phase("prove (all phases)", &|r| r.timings.total(), report);
     if verify {
-        phase("verify", &|r| r.verify, &mut report);
+        phase("verify", &|r| r.verify, report);
     }
     let prove_med = phase(
         "prover step (prove and check)",
         &|r| r.prove_end - r.prove_start,
-        &mut report,
+        report,
     );
     report.count("partitions", total);
     report.time("wall", summary.wall);
@@ -470,8 +508,8 @@ pub fn run(a: ProveArgs) -> Result<()> {
         format!(
             "{:.1} partitions/hour, {:.2} proofs/hour of {} partitions",
             summary.proofs_per_hour(),
-            summary.proofs_per_hour() / a.partitions as f64,
-            a.partitions
+            summary.proofs_per_hour() / o.partitions_per_proof as f64,
+            o.partitions_per_proof
         ),
     );
     report.text(
@@ -482,7 +520,7 @@ pub fn run(a: ProveArgs) -> Result<()> {
         report.mib("peak RSS", p);
     }
     report.count("partitions failed", failed.len());
-    report.print(a.json);
+    report.print(json);
     if let Some(f) = failed.first() {
         bail!(
             "{} of {total} partitions failed; the first: {}",

@@ -14,7 +14,7 @@ use clap::{Args, ValueEnum};
 use lc_indexer::{Backend, SmallVecTerms1, SmallVecTerms2, SmallVecTerms4, TermStorage, VecTerms};
 use r1cs_synth::{synthesize_batch, CompiledShape, ProvingAssignment, SizeHint, SynthesisOptions};
 
-use crate::report::Report;
+use crate::report::{median, Report};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SynthCircuit {
@@ -87,11 +87,6 @@ fn minor_faults() -> Option<u64> {
 /// Resets the peak-RSS high-water mark (Linux); false where the kernel does not allow it.
 fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
-}
-
-fn median(mut v: Vec<f64>) -> (f64, f64, f64) {
-    v.sort_by(|a, b| a.total_cmp(b));
-    (v[v.len() / 2], v[0], v[v.len() - 1])
 }
 
 struct Case {

@@ -71,7 +71,7 @@ enum CircuitKind {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
-enum SynthesisPath {
+pub(crate) enum SynthesisPath {
     /// Witness-only synthesis against a cached compiled shape; a, b, c from sparse products.
     Compiled,
     /// Every constraint evaluated while the circuit runs.
@@ -508,12 +508,8 @@ fn cmd_verify(a: VerifyArgs) -> Result<ExitCode> {
     }
     let mut report = Report::new("verify");
     report.count("proofs", proofs.len());
-    report.text("valid", if valid { "yes" } else { "no" }.into());
+    let code = report::verdict(&mut report, valid);
     report.time("verify", t.elapsed());
     report.print(a.json);
-    Ok(if valid {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(code)
 }

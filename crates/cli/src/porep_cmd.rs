@@ -72,13 +72,9 @@ impl SectorArgs {
     }
 }
 
+/// Parameters, synthesis and engine settings shared by `porep prove` and `bench porep`.
 #[derive(Args, Debug)]
-pub struct ProveArgs {
-    #[command(flatten)]
-    sector: SectorArgs,
-    /// Where to write the proof: 192 bytes per partition, concatenated (filecoin-proofs' layout).
-    #[arg(long, value_name = "FILE", default_value = "c2.proof")]
-    proof: PathBuf,
+pub struct EngineArgs {
     /// Refuse a C1 output of any other sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB, or bytes).
     #[arg(long, value_parser = parse_sector_size)]
     sector_size: Option<u64>,
@@ -89,21 +85,58 @@ pub struct ProveArgs {
     /// the published ones after `paramfetch` checked their digests. Saves minutes at 32 GiB.
     #[arg(long)]
     trust_params: bool,
+    /// Synthesis path: compiled (the proof type's R1CS recorded once into cuzk's cache, then only the witness is
+    /// synthesized per partition) or direct (every constraint evaluated, as bellperson does).
+    #[arg(long, value_enum, default_value = "compiled")]
+    synthesis: crate::SynthesisPath,
+    /// Where compiled shapes are kept (default: cuzk's parameter cache, CUZK_PARAM_CACHE).
+    #[arg(long, env = "CUZK_PARAM_CACHE", value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
     /// Where the H polynomial runs: auto (GPU if usable), cpu, gpu, or check (both, compared).
     #[arg(long, env = "CUZK_H_BACKEND", default_value = "auto")]
     h_backend: HBackend,
     /// Where the MSMs run: auto (GPU if usable), cpu, gpu, or check (both, compared).
     #[arg(long, env = "CUZK_MSM_BACKEND", default_value = "auto")]
     msm_backend: HBackend,
-    /// Partitions alive at once (synthesizing, queued or proving). Each holds its a, b, c and witness in memory.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
-    max_in_flight: u64,
-    /// Partitions synthesized concurrently.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
-    synthesis_workers: u64,
+    /// Partitions synthesized concurrently (default: a quarter of the cores, 1 to 4).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    synthesis_workers: Option<u64>,
+    /// Partitions alive at once: synthesizing, queued or being proved; each holds its a, b, c and witness in
+    /// memory (default: synthesis workers + 1, so the GPU proves one while the workers synthesize).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    max_in_flight: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+pub struct ProveArgs {
+    #[command(flatten)]
+    sector: SectorArgs,
+    #[command(flatten)]
+    engine: EngineArgs,
+    /// Where to write the proof: 192 bytes per partition, concatenated (filecoin-proofs' layout).
+    #[arg(long, value_name = "FILE", default_value = "c2.proof")]
+    proof: PathBuf,
     /// Log this process's resident memory to FILE (`timestamp_ms,rss_kb,rss_gib`, every second).
     #[arg(long, value_name = "FILE")]
     memlog: Option<PathBuf>,
+    /// Print a JSON summary on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `cuzk bench porep`: one C1 output proved again and again in one engine run.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    sector: SectorArgs,
+    #[command(flatten)]
+    engine: EngineArgs,
+    /// Sector proofs (copies of the C1 output's proof) made in the run.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u64).range(2..=10_000))]
+    proofs: u64,
+    /// Also write each partition's timings as a JSON line to FILE.
+    #[arg(long, value_name = "FILE")]
+    timing_json: Option<PathBuf>,
     /// Print a JSON summary on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -214,16 +247,35 @@ pub fn run(cmd: PorepCommand) -> Result<ExitCode> {
     }
 }
 
-fn prove(a: ProveArgs) -> Result<ExitCode> {
-    let total = Instant::now();
-    let _memlog = a
-        .memlog
-        .as_deref()
-        .map(|p| crate::memmon::SelfLog::start(p, Duration::from_secs(1)))
-        .transpose()?;
-    let progress = Progress::new(a.json);
-    let mut report = Report::new("porep prove");
-    let (c1, sector) = a.sector.load()?;
+/// What `porep prove` and `bench porep` share: the checked C1 output, the engine with its parameters, and the
+/// compiled shape when synthesis is compiled.
+struct Started {
+    c1: C1Output,
+    sector: Sector,
+    engine: Engine,
+    shape: Option<r1cs_synth::CompiledShape>,
+    workers: usize,
+    max_in_flight: usize,
+}
+
+impl Started {
+    fn synthesis(&self) -> porep::Synthesis<'_> {
+        match &self.shape {
+            Some(shape) => porep::Synthesis::Compiled(shape),
+            None => porep::Synthesis::Direct,
+        }
+    }
+}
+
+/// Reads and checks the C1 output, finds (or generates) and loads the parameters, loads or compiles the shape,
+/// and starts the engine, reporting each step.
+fn start(
+    s: &SectorArgs,
+    e: &EngineArgs,
+    progress: &Progress,
+    report: &mut Report,
+) -> Result<Started> {
+    let (c1, sector) = s.load()?;
     let rp = c1.registered_proof();
     report.text("proof type", format!("{rp:?}"));
     report.text("sector size", sector_size_text(c1.sector_size()));
@@ -231,7 +283,7 @@ fn prove(a: ProveArgs) -> Result<ExitCode> {
 
     let spinner = progress.spinner("checking the C1 output against the sector".into());
     let t = Instant::now();
-    c1.check(&sector, a.sector_size)?;
+    c1.check(&sector, e.sector_size)?;
     report.time("C1 check (vanilla proofs verified)", t.elapsed());
     spinner.finish();
 
@@ -239,7 +291,7 @@ fn prove(a: ProveArgs) -> Result<ExitCode> {
         "parameters for {} sectors",
         sector_size_text(c1.sector_size())
     ));
-    let ensured = params::ensure(rp, a.generate_params, &mut OsRng)?;
+    let ensured = params::ensure(rp, e.generate_params, &mut OsRng)?;
     if let Some(took) = ensured.generated {
         report.time("parameters generated (TEST, not the ceremony's)", took);
     }
@@ -258,30 +310,91 @@ fn prove(a: ProveArgs) -> Result<ExitCode> {
     let t = Instant::now();
     let parameters = Arc::new(params::load(
         &ensured.files,
-        !a.trust_params && !ensured.files.is_test(),
+        !e.trust_params && !ensured.files.is_test(),
     )?);
     report.time("load params", t.elapsed());
     spinner.finish();
 
+    let shape = match e.synthesis {
+        crate::SynthesisPath::Direct => None,
+        crate::SynthesisPath::Compiled => {
+            let path = crate::cache::dir(e.cache_dir.as_deref())?
+                .join(format!("porep-{}.shape", ensured.files.identifier));
+            let spinner = progress.spinner(format!("compiled shape {}", path.display()));
+            let t = Instant::now();
+            let (shape, rebuilt) = porep::compiled_shape(rp, &path)?;
+            spinner.finish();
+            report.time("shape load", t.elapsed());
+            report.text(
+                "shape",
+                match rebuilt {
+                    None => format!("{} (loaded)", path.display()),
+                    Some(why) => format!("{} (compiled: {why})", path.display()),
+                },
+            );
+            Some(shape)
+        }
+    };
+    report.text(
+        "synthesis",
+        if shape.is_some() {
+            "compiled"
+        } else {
+            "direct"
+        }
+        .into(),
+    );
+
+    let workers = e.synthesis_workers.map_or_else(
+        || {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            (cores / 4).clamp(1, 4)
+        },
+        |w| w as usize,
+    );
+    let max_in_flight = e.max_in_flight.map_or(workers + 1, |m| m as usize);
+    report.count("synthesis workers", workers);
+    report.count("max in flight", max_in_flight);
     let t = Instant::now();
     let engine = Engine::new(
         parameters,
         EngineOptions {
             prover: ProverOptions {
-                h_backend: a.h_backend,
-                msm_backend: a.msm_backend,
+                h_backend: e.h_backend,
+                msm_backend: e.msm_backend,
             },
-            max_in_flight: a.max_in_flight as usize,
-            synthesis_workers: a.synthesis_workers as usize,
+            max_in_flight,
+            synthesis_workers: workers,
             ..EngineOptions::default()
         },
     )
     .context("starting the engine")?;
     report.time("engine start", t.elapsed());
+    Ok(Started {
+        c1,
+        sector,
+        engine,
+        shape,
+        workers,
+        max_in_flight,
+    })
+}
+
+fn prove(a: ProveArgs) -> Result<ExitCode> {
+    let total = Instant::now();
+    let _memlog = a
+        .memlog
+        .as_deref()
+        .map(|p| crate::memmon::SelfLog::start(p, Duration::from_secs(1)))
+        .transpose()?;
+    let progress = Progress::new(a.json);
+    let mut report = Report::new("porep prove");
+    let st = start(&a.sector, &a.engine, &progress, &mut report)?;
+    let c1 = &st.c1;
 
     let spinner = progress.spinner(format!("proving {} partitions", c1.partitions()));
     let on_done = |o: &PartitionOutcome| crate::timing_line(o.report.key_values());
-    let proof = porep::prove(&c1, &engine, &mut OsRng, on_done)?;
+    let proof = porep::prove(c1, &st.engine, st.synthesis(), &mut OsRng, on_done)?;
     spinner.finish();
     if let Some(first) = proof.partitions.first() {
         report.text("H backend", first.report.timings.h_backend.into());
@@ -290,7 +403,7 @@ fn prove(a: ProveArgs) -> Result<ExitCode> {
     report.time("prove (all partitions)", proof.summary.wall);
 
     let t = Instant::now();
-    if !porep::verify(&c1, &sector, &proof.bytes)? {
+    if !porep::verify(c1, &st.sector, &proof.bytes)? {
         bail!("filecoin-proofs rejects the proof; it was not written (this is a bug: please report it)");
     }
     report.time("verify (filecoin-proofs)", t.elapsed());
@@ -304,6 +417,43 @@ fn prove(a: ProveArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `cuzk bench porep`: the engine's sustained rate on real PoRep partitions.
+pub fn bench(a: BenchArgs) -> Result<()> {
+    let progress = Progress::new(a.json);
+    let mut report = Report::new("bench porep");
+    let st = start(&a.sector, &a.engine, &progress, &mut report)?;
+    report.count("sector proofs", a.proofs as usize);
+    let log = crate::bench_prove::PartitionLog::create(a.timing_json.as_deref())?;
+    let (outcomes, summary) = porep::prove_copies(
+        &st.c1,
+        &st.engine,
+        st.synthesis(),
+        a.proofs as usize,
+        &mut OsRng,
+        |o| log.log(o),
+    )?;
+    report.text(
+        "sector proofs per hour",
+        format!(
+            "{:.1} ({} partitions each)",
+            summary.proofs_per_hour() / st.c1.partitions() as f64,
+            st.c1.partitions()
+        ),
+    );
+    crate::bench_prove::summarize(
+        &mut report,
+        &outcomes,
+        &summary,
+        &crate::bench_prove::SummaryOptions {
+            workers: st.workers,
+            max_in_flight: st.max_in_flight,
+            verify: true,
+            partitions_per_proof: st.c1.partitions(),
+            json: a.json,
+        },
+    )
+}
+
 fn verify(a: VerifyArgs) -> Result<ExitCode> {
     let t = Instant::now();
     let (c1, sector) = a.sector.load()?;
@@ -313,14 +463,10 @@ fn verify(a: VerifyArgs) -> Result<ExitCode> {
     let mut report = Report::new("porep verify");
     report.text("proof type", format!("{:?}", c1.registered_proof()));
     report.count("partitions", c1.partitions());
-    report.text("valid", if valid { "yes" } else { "no" }.into());
+    let code = crate::report::verdict(&mut report, valid);
     report.time("verify", t.elapsed());
     report.print(a.json);
-    Ok(if valid {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(code)
 }
 
 fn show_params(a: ParamsArgs) -> Result<ExitCode> {

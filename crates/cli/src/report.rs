@@ -5,6 +5,25 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Map, Value};
 
+/// Median, minimum and maximum of measurements (all zero when there are none).
+pub fn median(mut v: Vec<f64>) -> (f64, f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+/// A verdict row and the exit code that goes with it: 0 valid, 1 invalid.
+pub fn verdict(report: &mut Report, valid: bool) -> std::process::ExitCode {
+    report.text("valid", if valid { "yes" } else { "no" }.into());
+    if valid {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::from(1)
+    }
+}
+
 /// An ordered list of results, printed as a table or as JSON.
 pub struct Report {
     command: &'static str,

@@ -1,26 +1,18 @@
 //! The `cuzk` binary end to end: prove, verify, tampering, and clear errors.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
+use common::{cuzk_command, s, text};
+
 fn cuzk(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cuzk"))
+    cuzk_command()
         .args(args)
         .env_remove("CUZK_PARAM_CACHE")
         .output()
         .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 #[test]

@@ -20,7 +20,10 @@ pub mod stats;
 
 pub use c1::{C1Output, Sector};
 pub use filecoin_proofs_api::RegisteredSealProof;
-pub use prove::{prove, synthesize_partition, verify, PorepProof, PARTITION_PROOF_BYTES};
+pub use prove::{
+    compiled_shape, prove, prove_copies, synthesize_partition, verify, PorepProof, Synthesis,
+    PARTITION_PROOF_BYTES,
+};
 
 use std::path::PathBuf;
 

@@ -3,7 +3,9 @@
 use filecoin_proofs::{with_shape, DefaultPieceHasher};
 use filecoin_proofs_api::SectorId;
 use groth16_pipeline::{Engine, PartitionOutcome, RunSummary};
-use r1cs_synth::{synthesize, ProvingAssignment, SynthesisOptions};
+use std::path::Path;
+
+use r1cs_synth::{synthesize, CompiledShape, ProvingAssignment, SynthesisOptions};
 use rand_core::RngCore;
 use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
@@ -24,6 +26,63 @@ pub struct PorepProof {
     pub partitions: Vec<PartitionOutcome>,
     /// The engine's summary of the run.
     pub summary: RunSummary,
+}
+
+/// How partitions are synthesized.
+#[derive(Clone, Copy, Debug)]
+pub enum Synthesis<'a> {
+    /// Every constraint evaluated while the circuit runs, as bellperson does.
+    Direct,
+    /// Only the witness is computed (the circuit's `enforce` calls are skipped); a, b and c come from sparse
+    /// products with the proof type's compiled shape (see [`compiled_shape`]).
+    Compiled(&'a CompiledShape),
+}
+
+impl Synthesis<'_> {
+    fn run<C: bellpepper_core::Circuit<blstrs::Scalar>>(
+        self,
+        circuit: C,
+        k: usize,
+    ) -> Result<ProvingAssignment> {
+        match self {
+            Synthesis::Direct => synthesize(circuit, &SynthesisOptions::default()),
+            Synthesis::Compiled(shape) => shape.synthesize(circuit),
+        }
+        .map_err(|e| Error::Prove {
+            partition: k,
+            message: format!("synthesis: {e}"),
+        })
+    }
+}
+
+/// The compiled shape of `rp`'s partition circuit (the same for every partition and sector of that proof type),
+/// loaded from `path` if it is there, valid and of this circuit (keyed by filecoin-proofs' parameter identifier),
+/// else compiled from the blank circuit and saved there. Returns the shape and, when it was rebuilt, why.
+///
+/// # Errors
+/// [`Error::Filecoin`] if the public parameters cannot be set up; [`Error::Prove`] if compiling fails.
+pub fn compiled_shape(
+    rp: filecoin_proofs_api::RegisteredSealProof,
+    path: &Path,
+) -> Result<(CompiledShape, Option<String>)> {
+    with_shape!(u64::from(rp.sector_size()), compiled_shape_tree, rp, path,)
+}
+
+fn compiled_shape_tree<Tree: 'static + MerkleTreeTrait>(
+    rp: filecoin_proofs_api::RegisteredSealProof,
+    path: &Path,
+) -> Result<(CompiledShape, Option<String>)> {
+    let id = crate::params::files(rp)?.identifier;
+    let pp = compound_params::<Tree>(rp)?;
+    CompiledShape::load_or_compile(path, &id, || {
+        <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::blank_circuit(
+            &pp.vanilla_params,
+        )
+    })
+    .map_err(|e| Error::Prove {
+        partition: 0,
+        message: format!("compiling the circuit's shape: {e}"),
+    })
 }
 
 /// Builds partition `k`'s circuit: storage-proofs-porep's `StackedCircuit`, exactly as filecoin-proofs'
@@ -54,22 +113,25 @@ pub(crate) fn partition_circuits<Tree: 'static + MerkleTreeTrait>(
 ///
 /// # Errors
 /// [`Error::Prove`] naming the partition.
-pub fn synthesize_partition(c1: &C1Output, k: usize) -> Result<ProvingAssignment> {
-    with_shape!(c1.sector_size(), synthesize_tree, c1, k,)
+pub fn synthesize_partition(
+    c1: &C1Output,
+    k: usize,
+    synthesis: Synthesis<'_>,
+) -> Result<ProvingAssignment> {
+    with_shape!(c1.sector_size(), synthesize_tree, c1, k, synthesis,)
 }
 
 fn synthesize_tree<Tree: 'static + MerkleTreeTrait>(
     c1: &C1Output,
     k: usize,
+    synthesis: Synthesis<'_>,
 ) -> Result<ProvingAssignment> {
     let circuit = partition_circuits::<Tree>(c1)?(k)?;
-    synthesize(circuit, &SynthesisOptions::default()).map_err(|e| Error::Prove {
-        partition: k,
-        message: format!("synthesis: {e}"),
-    })
+    synthesis.run(circuit, k)
 }
 
-/// Proves every partition of `c1` on `engine`, whose parameters must be this proof type's. Call
+/// Proves every partition of `c1` on `engine`, whose parameters must be this proof type's, synthesizing each as
+/// `synthesis` says. Call
 /// [`C1Output::check`] first: it catches bad inputs before this spends minutes. `on_done` hears of each partition
 /// as the engine finishes it. Every proof has passed the engine's verifier check before it is returned.
 ///
@@ -79,28 +141,11 @@ fn synthesize_tree<Tree: 'static + MerkleTreeTrait>(
 pub fn prove(
     c1: &C1Output,
     engine: &Engine,
+    synthesis: Synthesis<'_>,
     rng: &mut impl RngCore,
     on_done: impl FnMut(&PartitionOutcome),
 ) -> Result<PorepProof> {
-    with_shape!(c1.sector_size(), prove_tree, c1, engine, rng, on_done,)
-}
-
-fn prove_tree<Tree: 'static + MerkleTreeTrait>(
-    c1: &C1Output,
-    engine: &Engine,
-    rng: &mut impl RngCore,
-    on_done: impl FnMut(&PartitionOutcome),
-) -> Result<PorepProof> {
-    let circuit = partition_circuits::<Tree>(c1)?;
-    let synthesize_partition = |k: usize| -> std::result::Result<ProvingAssignment, Error> {
-        let circuit = circuit(k)?;
-        synthesize(circuit, &SynthesisOptions::default()).map_err(|e| Error::Prove {
-            partition: k,
-            message: format!("synthesis: {e}"),
-        })
-    };
-    let (partitions, summary) =
-        engine.prove_partitions(c1.partitions(), synthesize_partition, rng, on_done);
+    let (partitions, summary) = prove_copies(c1, engine, synthesis, 1, rng, on_done)?;
     let mut bytes = Vec::with_capacity(PARTITION_PROOF_BYTES * partitions.len());
     for (k, outcome) in partitions.iter().enumerate() {
         match &outcome.proof {
@@ -118,6 +163,49 @@ fn prove_tree<Tree: 'static + MerkleTreeTrait>(
         partitions,
         summary,
     })
+}
+
+/// Proves `c1` `copies` times in one engine run (a benchmark of sustained throughput: the engine overlaps one
+/// copy's synthesis with another's proving). Outcome `i` is partition `i % partitions` of copy `i / partitions`;
+/// failures stay in their outcomes.
+///
+/// # Errors
+/// [`Error::Filecoin`] or [`Error::C1Invalid`] if the circuits cannot be set up.
+pub fn prove_copies(
+    c1: &C1Output,
+    engine: &Engine,
+    synthesis: Synthesis<'_>,
+    copies: usize,
+    rng: &mut impl RngCore,
+    on_done: impl FnMut(&PartitionOutcome),
+) -> Result<(Vec<PartitionOutcome>, RunSummary)> {
+    with_shape!(
+        c1.sector_size(),
+        prove_tree,
+        c1,
+        engine,
+        synthesis,
+        copies,
+        rng,
+        on_done,
+    )
+}
+
+fn prove_tree<Tree: 'static + MerkleTreeTrait>(
+    c1: &C1Output,
+    engine: &Engine,
+    synthesis: Synthesis<'_>,
+    copies: usize,
+    rng: &mut impl RngCore,
+    on_done: impl FnMut(&PartitionOutcome),
+) -> Result<(Vec<PartitionOutcome>, RunSummary)> {
+    let circuit = partition_circuits::<Tree>(c1)?;
+    let partitions = c1.partitions();
+    let synthesize_partition = |i: usize| -> std::result::Result<ProvingAssignment, Error> {
+        let k = i % partitions;
+        synthesis.run(circuit(k)?, k)
+    };
+    Ok(engine.prove_partitions(partitions * copies, synthesize_partition, rng, on_done))
 }
 
 /// Verifies a Commit-2 proof with filecoin-proofs' own `verify_seal` (the check the chain makes), against the

@@ -47,7 +47,7 @@ pub struct CircuitStats {
 /// [`Error::Prove`] naming the partition if the circuit cannot be built or synthesized.
 pub fn partition_stats(c1: &C1Output, k: usize) -> Result<CircuitStats> {
     let shape = with_shape!(c1.sector_size(), record_tree, c1, k,)?;
-    let pa = synthesize_partition(c1, k)?;
+    let pa = synthesize_partition(c1, k, crate::Synthesis::Direct)?;
     let frac = |n: usize, d: usize| if d == 0 { 0.0 } else { n as f64 / d as f64 };
     let aux = pa.aux_assignment.len();
     let zero = pa

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use groth16_pipeline::{Backend, Engine, EngineOptions, ProverOptions};
-use porep::{params, seal::seal_sector, C1Output, Error, RegisteredSealProof, Sector};
+use porep::{params, seal::seal_sector, C1Output, Error, RegisteredSealProof, Sector, Synthesis};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -110,6 +110,25 @@ fn seal_prove_verify_2kib_and_refuse_bad_c1() {
     );
     let parameters = Arc::new(params::load(&ensured.files, false).unwrap());
 
+    // The compiled shape (keyed by the parameter identifier) gives exactly the direct path's assignment on the
+    // real circuit: a, b, c, both assignments and all three densities.
+    let shape_path = params_dir.join("porep-2kib.shape");
+    let t = std::time::Instant::now();
+    let (shape, rebuilt) = porep::compiled_shape(RP, &shape_path).unwrap();
+    eprintln!("compiled shape ({rebuilt:?}) in {:?}", t.elapsed());
+    let t = std::time::Instant::now();
+    let direct = porep::synthesize_partition(&c1, 0, Synthesis::Direct).unwrap();
+    eprintln!("direct synthesis in {:?}", t.elapsed());
+    let t = std::time::Instant::now();
+    let compiled = porep::synthesize_partition(&c1, 0, Synthesis::Compiled(&shape)).unwrap();
+    eprintln!("compiled synthesis in {:?}", t.elapsed());
+    assert_eq!(direct.num_constraints(), compiled.num_constraints());
+    assert!(
+        direct == compiled,
+        "compiled synthesis differs from direct on the PoRep circuit"
+    );
+    drop((direct, compiled));
+
     let engine = Engine::new(
         parameters,
         EngineOptions {
@@ -122,7 +141,7 @@ fn seal_prove_verify_2kib_and_refuse_bad_c1() {
     )
     .unwrap();
     let t = std::time::Instant::now();
-    let proof = porep::prove(&c1, &engine, &mut rng, |_| {}).unwrap();
+    let proof = porep::prove(&c1, &engine, Synthesis::Compiled(&shape), &mut rng, |_| {}).unwrap();
     eprintln!("proved in {:?}", t.elapsed());
     assert_eq!(proof.bytes.len(), porep::PARTITION_PROOF_BYTES);
     assert!(!proof.partitions[0].report.reproved_on_cpu);
