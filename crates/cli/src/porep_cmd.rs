@@ -279,7 +279,7 @@ fn start(
     let rp = c1.registered_proof();
     report.text("proof type", format!("{rp:?}"));
     report.text("sector size", sector_size_text(c1.sector_size()));
-    report.count("partitions", c1.partitions());
+    report.count("partitions per sector", c1.partitions());
 
     let spinner = progress.spinner("checking the C1 output against the sector".into());
     let t = Instant::now();

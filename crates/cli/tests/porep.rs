@@ -47,7 +47,7 @@ fn porep_seal_prove_verify_and_exit_codes() {
     let out = run(&prove);
     assert!(out.status.success(), "{}", text(&out));
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(summary["partitions"], 1);
+    assert_eq!(summary["partitions_per_sector"], 1);
     assert!(summary["params"]
         .as_str()
         .unwrap()
