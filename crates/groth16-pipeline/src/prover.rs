@@ -448,6 +448,28 @@ impl<'a> Uploaded<'a> {
     }
 }
 
+/// The aux scalars `density` selects, gathered on the device from `aux` (the first `len` device scalars) into a new
+/// device vector, which must hold exactly `count` scalars (the query's length past the inputs).
+fn gather_on_device(
+    aux: &ntt_cuda::gpu::DeviceScalars,
+    len: usize,
+    density: &Density,
+    count: usize,
+    what: &'static str,
+) -> Result<Uploaded<'static>> {
+    let picked =
+        msm_cuda::gpu::gather_selected(aux, len, selection(density)).map_err(msm_err(what))?;
+    if picked.len() != count {
+        return Err(msm_err(what)(msm_cuda::Error::SelectionMismatch {
+            bits: len,
+            ones: picked.len(),
+            scalars: len,
+            bases: count,
+        }));
+    }
+    Ok(Uploaded::Device(picked, count))
+}
+
 fn on_gpu<A: msm_cuda::gpu::GpuCurve>(
     bases: &DeviceBases<A>,
     offset: usize,
@@ -495,18 +517,28 @@ pub(crate) fn prove_checked(
     let upload = Cell::new(Duration::ZERO);
     t.h_backend = h_backend.name();
     t.msm_backend = msm.name();
-    // B_G1 and B_G2 take the same density-selected scalars: gather them once.
+    // B_G1 and B_G2 take the same density-selected scalars: gather them once, on the host only when a CPU stage
+    // needs them (on the GPU they are gathered on the device from L's copy of aux).
     let b_in = b_input_density.count_ones();
     let b_inputs = selection(&b_input_density)
         .gather(&inputs, b_in)
         .map_err(msm_err("B inputs"))?;
-    let b_aux = selection(&b_aux_density)
-        .gather(&aux, params.b_g1.len().saturating_sub(b_in))
-        .map_err(msm_err("B aux"))?;
+    let n_b_aux = params.b_g1.len().saturating_sub(b_in);
+    let b_aux_host = std::sync::OnceLock::new();
+    let host_b_aux = || -> Result<&Vec<Scalar>> {
+        if let Some(v) = b_aux_host.get() {
+            return Ok(v);
+        }
+        let v = selection(&b_aux_density)
+            .gather(&aux, n_b_aux)
+            .map_err(msm_err("B aux"))?;
+        Ok(b_aux_host.get_or_init(|| v))
+    };
     let b_g2_cpu = || -> Result<blstrs::G2Projective> {
         let x =
             msm_cuda::msm_g2(&params.b_g2[..b_in], &b_inputs).map_err(msm_err("B_G2 inputs"))?;
-        let w = msm_cuda::msm_g2(&params.b_g2[b_in..], &b_aux).map_err(msm_err("B_G2 aux"))?;
+        let w =
+            msm_cuda::msm_g2(&params.b_g2[b_in..], host_b_aux()?).map_err(msm_err("B_G2 aux"))?;
         Ok(x + w)
     };
     // CUZK_B_G2=cpu (the A4 switch): with the MSMs on the GPU, B_G2 runs on the CPU in a thread of its own beside the
@@ -532,18 +564,17 @@ pub(crate) fn prove_checked(
             ),
         })?;
         drop(h);
+        // On the GPU, aux goes to the device once (for L); A's and B's density-selected aux scalars are gathered
+        // from that copy on the device.
+        let mut aux_device = None;
         let l_msm = timed(&mut t.msm_l, || {
             dual(
                 msm,
                 "L MSM",
                 || msm_cuda::msm_g1(&params.l, &aux).map_err(msm_err("L")),
                 || {
-                    on_gpu(
-                        &gp().l,
-                        0,
-                        Uploaded::new(&aux, "L", &upload)?.scalars(),
-                        "L",
-                    )
+                    let up = aux_device.insert(Uploaded::new(&aux, "L", &upload)?);
+                    on_gpu(&gp().l, 0, up.scalars(), "L")
                 },
             )
         })?;
@@ -566,11 +597,21 @@ pub(crate) fn prove_checked(
                 },
                 || {
                     let a_in = on_gpu(&gp().a, 0, GpuScalars::Host(&inputs), "A inputs")?;
-                    let picked = selection(&a_aux_density)
-                        .gather(&aux, gp().a.len() - n_in)
-                        .map_err(msm_err("A aux"))?;
-                    let scalars = Uploaded::new(&picked, "A aux", &upload)?;
-                    let a_aux = on_gpu(&gp().a, n_in, scalars.scalars(), "A aux")?;
+                    let n_a_aux = gp().a.len() - n_in;
+                    let a_aux = match &aux_device {
+                        Some(Uploaded::Device(d, len)) => {
+                            let picked =
+                                gather_on_device(d, *len, &a_aux_density, n_a_aux, "A aux")?;
+                            on_gpu(&gp().a, n_in, picked.scalars(), "A aux")?
+                        }
+                        _ => {
+                            let picked = selection(&a_aux_density)
+                                .gather(&aux, n_a_aux)
+                                .map_err(msm_err("A aux"))?;
+                            let scalars = Uploaded::new(&picked, "A aux", &upload)?;
+                            on_gpu(&gp().a, n_in, scalars.scalars(), "A aux")?
+                        }
+                    };
                     Ok(a_in + a_aux)
                 },
             )
@@ -585,13 +626,18 @@ pub(crate) fn prove_checked(
                 || {
                     let x = msm_cuda::msm_g1(&params.b_g1[..b_in], &b_inputs)
                         .map_err(msm_err("B_G1 inputs"))?;
-                    let w = msm_cuda::msm_g1(&params.b_g1[b_in..], &b_aux)
+                    let w = msm_cuda::msm_g1(&params.b_g1[b_in..], host_b_aux()?)
                         .map_err(msm_err("B_G1 aux"))?;
                     Ok(x + w)
                 },
                 || {
                     let x = on_gpu(&gp().b_g1, 0, GpuScalars::Host(&b_inputs), "B_G1 inputs")?;
-                    let up = b_aux_device.insert(Uploaded::new(&b_aux, "B aux", &upload)?);
+                    let up = b_aux_device.insert(match &aux_device {
+                        Some(Uploaded::Device(d, len)) => {
+                            gather_on_device(d, *len, &b_aux_density, n_b_aux, "B aux")?
+                        }
+                        _ => Uploaded::new(host_b_aux()?, "B aux", &upload)?,
+                    });
                     let w = on_gpu(&gp().b_g1, b_in, up.scalars(), "B_G1 aux")?;
                     Ok(x + w)
                 },
@@ -608,7 +654,12 @@ pub(crate) fn prove_checked(
                     let x = on_gpu(&gp().b_g2, 0, GpuScalars::Host(&b_inputs), "B_G2 inputs")?;
                     let w = match &b_aux_device {
                         Some(up) => on_gpu(&gp().b_g2, b_in, up.scalars(), "B_G2 aux")?,
-                        None => on_gpu(&gp().b_g2, b_in, GpuScalars::Host(&b_aux), "B_G2 aux")?,
+                        None => on_gpu(
+                            &gp().b_g2,
+                            b_in,
+                            GpuScalars::Host(host_b_aux()?),
+                            "B_G2 aux",
+                        )?,
                     };
                     Ok(x + w)
                 })

@@ -30,6 +30,9 @@ fn gpu_proofs_equal_cpu_proofs_and_verify() {
     let mut rng = fresh_rng("gpu_proofs_equal_cpu_proofs_and_verify");
     let random = RandomCircuit::new(3, 20, 500, &mut rng);
     let sha = Sha256Circuit::random(1, &mut rng);
+    // Three blocks: over 2^16 aux values, so on the GPU aux is uploaded (for L) and A's and B's density-selected
+    // scalars are gathered from it on the device; one block takes the host gather.
+    let sha3 = Sha256Circuit::random(3, &mut rng);
     let cases: Vec<Case> = vec![
         (
             Box::new({
@@ -46,6 +49,14 @@ fn gpu_proofs_equal_cpu_proofs_and_verify() {
             }),
             srs_loader::setup(Sha256Circuit::blank(1), &mut rng).unwrap(),
             sha.public_inputs().unwrap(),
+        ),
+        (
+            Box::new({
+                let c = sha3.clone();
+                move || synthesize(c.clone(), &SynthesisOptions::default()).unwrap()
+            }),
+            srs_loader::setup(Sha256Circuit::blank(3), &mut rng).unwrap(),
+            sha3.public_inputs().unwrap(),
         ),
     ];
     for (i, (synth, params, inputs)) in cases.iter().enumerate() {

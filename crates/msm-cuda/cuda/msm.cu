@@ -668,6 +668,19 @@ cuzk_status curve_test(int op, const void* a, const void* b, void* out, size_t n
 
 }  // namespace
 
+// Density filtering on the device: out[offsets[w] + (set bits of word w below bit j)] = src[64 w + j] for every set
+// bit j of words[w], i.e. the selected scalars compacted in order. One thread per scalar.
+__global__ void gather_selected_kernel(const fr_t* __restrict__ src, uint64_t n, const uint64_t* __restrict__ words,
+                                       const uint32_t* __restrict__ offsets, fr_t* __restrict__ out) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint64_t w = words[i >> 6];
+    uint32_t bit = (uint32_t)(i & 63);
+    if (((w >> bit) & 1) == 0) return;
+    uint64_t below = bit == 0 ? 0 : (w & (~0ull >> (64 - bit)));
+    out[offsets[i >> 6] + __popcll(below)] = src[i];
+}
+
 extern "C" {
 
 cuzk_status cuzk_msm_bases_create(int curve, const void* points, size_t n, cuzk_msm_bases** out) {
@@ -753,6 +766,28 @@ cuzk_status cuzk_msm_run(const cuzk_msm_bases* bases, cuzk_msm_scratch* scratch,
                            out_capacity, stats);
     return run_msm<Fp2>(bases, scratch, offset, scalars, n, scalars_on_device, window, window_table, split, out,
                         out_capacity, stats);
+}
+
+cuzk_status cuzk_msm_gather_selected(const void* src, size_t n, const uint64_t* words, const uint32_t* offsets,
+                                     void* out) {
+    if (n == 0) return status_ok();
+    size_t n_words = (n + 63) / 64;
+    uint64_t* d_words = nullptr;
+    uint32_t* d_offsets = nullptr;
+    cudaError_t e = cudaMalloc(&d_words, n_words * sizeof(uint64_t));
+    if (e == cudaSuccess) e = cudaMalloc(&d_offsets, n_words * sizeof(uint32_t));
+    if (e == cudaSuccess) e = cudaMemcpy(d_words, words, n_words * sizeof(uint64_t), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = cudaMemcpy(d_offsets, offsets, n_words * sizeof(uint32_t), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) {
+        uint32_t threads = 256;
+        gather_selected_kernel<<<(unsigned)((n + threads - 1) / threads), threads>>>(
+            (const fr_t*)src, n, d_words, d_offsets, (fr_t*)out);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(0);
+    if (d_words) cudaFree(d_words);
+    if (d_offsets) cudaFree(d_offsets);
+    return e == cudaSuccess ? status_ok() : status_from(e, "gather_selected_kernel");
 }
 
 cuzk_status cuzk_field_test(int field, int op, const void* a, const void* b, void* out, size_t n) {

@@ -56,6 +56,13 @@ cuzk_status cuzk_msm_run(const cuzk_msm_bases* bases, cuzk_msm_scratch* scratch,
                          size_t n, int scalars_on_device, uint32_t window, const uint8_t* window_table, int split,
                          void* out, size_t out_capacity, cuzk_msm_stats* stats);
 
+/* Density filtering on the device: the scalars src[i] (device memory, i < n) whose bit i is set in words (host
+ * memory, ceil(n / 64) words; bit i % 64 of word i / 64), compacted in order into out (device memory, as many
+ * scalars as bits set). offsets (host, ceil(n / 64) entries) holds the set bits of the words before each word.
+ * Returns when out is written. */
+cuzk_status cuzk_msm_gather_selected(const void* src, size_t n, const uint64_t* words, const uint32_t* offsets,
+                                     void* out);
+
 /* Field arithmetic for tests, on host arrays of n elements: field 1 = Fp (48 bytes), 2 = Fp2 (96 bytes).
  * op: 0 add, 1 sub, 2 mul, 3 square(a), 4 neg(a), 5 inverse(a). */
 cuzk_status cuzk_field_test(int field, int op, const void* a, const void* b, void* out, size_t n);

@@ -268,6 +268,21 @@ mod imp {
         Ok(Scratch(raw))
     }
 
+    pub fn gather_selected(
+        src: *const c_void,
+        n: usize,
+        words: &[u64],
+        offsets: &[u32],
+        out: *mut c_void,
+    ) -> Result<()> {
+        // SAFETY: `src` holds at least n device scalars, `out` as many as the words have bits set below n (the
+        // caller sized it so); `words` and `offsets` are host arrays of ceil(n / 64) entries; the call returns after
+        // the kernel is done.
+        check(unsafe {
+            ffi::cuzk_msm_gather_selected(src, n, words.as_ptr(), offsets.as_ptr(), out)
+        })
+    }
+
     pub fn bases_bytes(b: &Bases) -> Result<usize> {
         let mut n = 0;
         // SAFETY: a live handle; out-parameter.
@@ -397,6 +412,16 @@ mod imp {
     }
 
     pub fn scratch() -> Result<Scratch> {
+        none()
+    }
+
+    pub fn gather_selected(
+        _src: *const c_void,
+        _n: usize,
+        _words: &[u64],
+        _offsets: &[u32],
+        _out: *mut c_void,
+    ) -> Result<()> {
         none()
     }
 
@@ -614,6 +639,59 @@ pub fn msm_g1_gpu(bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective
     Ok(DeviceBases::upload(bases)?
         .msm(0, GpuScalars::Host(scalars), &MsmOptions::default())?
         .0)
+}
+
+/// The scalars of `src[..len]` that `selection` picks, compacted in order into a new device vector: bellperson's
+/// density filter applied on the device, so scalars already uploaded for one MSM (the aux vector for L) serve a
+/// density-filtered one (A, B) without a host gather and a second upload. Equals uploading
+/// [`Selection::gather`] of the same scalars.
+///
+/// # Errors
+/// [`Error::SelectionMismatch`] or [`Error::SelectionShort`] if the selection does not cover `len` scalars;
+/// [`Error::LengthMismatch`] if `len` exceeds `src`; [`Error::NoDevice`], a CUDA error.
+pub fn gather_selected(
+    src: &ntt_cuda::gpu::DeviceScalars,
+    len: usize,
+    selection: Selection<'_>,
+) -> Result<ntt_cuda::gpu::DeviceScalars> {
+    let ones = selection.selected(len)?;
+    if len > src.len() {
+        return Err(Error::LengthMismatch {
+            bases: src.len(),
+            scalars: len,
+        });
+    }
+    if len > u32::MAX as usize {
+        return Err(Error::LengthMismatch {
+            bases: u32::MAX as usize,
+            scalars: len,
+        });
+    }
+    imp::device()?;
+    let words = &selection.words[..len.div_ceil(64)];
+    let mut offsets = Vec::with_capacity(words.len());
+    let mut before = 0u32;
+    for (i, w) in words.iter().enumerate() {
+        offsets.push(before);
+        let rest = len - i * 64;
+        let w = if rest < 64 {
+            w & ((1u64 << rest) - 1)
+        } else {
+            *w
+        };
+        before += w.count_ones();
+    }
+    let cuda = |e: ntt_cuda::Error| Error::Cuda {
+        code: -1,
+        message: e.to_string(),
+    };
+    let stream = ntt_cuda::gpu::Stream::new().map_err(cuda)?;
+    let mut out = ntt_cuda::gpu::DeviceScalars::zeroed(ones, &stream).map_err(cuda)?;
+    stream.synchronize().map_err(cuda)?;
+    if ones > 0 {
+        imp::gather_selected(src.device_ptr(), len, words, &offsets, out.device_ptr_mut())?;
+    }
+    Ok(out)
 }
 
 /// Field operations run elementwise on the device, for testing its arithmetic against blstrs.

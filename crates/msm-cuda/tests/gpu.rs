@@ -485,6 +485,58 @@ fn msm_reads_scalars_from_device_memory() {
 }
 
 #[test]
+fn device_gather_equals_host_gather() {
+    if !gpu_or_skip("device_gather_equals_host_gather", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("device_gather_equals_host_gather");
+    let stream = ntt_cuda::gpu::Stream::new().unwrap();
+    for n in [1usize, 63, 64, 65, 1000, (1 << 16) + 3] {
+        let scalars: Vec<Scalar> = (0..n).map(|_| edge_or_random_scalar(&mut rng)).collect();
+        // A buffer longer than the selection (as L's aux upload may be), so the length bound is exercised.
+        let dev = ntt_cuda::gpu::DeviceScalars::from_host_padded(&scalars, n + 5, &stream).unwrap();
+        stream.synchronize().unwrap();
+        // Random density, all selected, none selected; stray bits past n in the last word must be ignored.
+        let words_n = n.div_ceil(64);
+        let cases: Vec<Vec<u64>> = vec![
+            (0..words_n).map(|_| rng.gen::<u64>()).collect(),
+            vec![u64::MAX; words_n],
+            {
+                let mut w = vec![0u64; words_n];
+                if n % 64 != 0 {
+                    w[words_n - 1] = !((1u64 << (n % 64)) - 1);
+                }
+                w
+            },
+        ];
+        for words in cases {
+            let selection = Selection {
+                words: &words,
+                len: n,
+            };
+            let ones = selection.selected(n).unwrap();
+            let want = selection.gather(&scalars, ones).unwrap();
+            let got = gpu::gather_selected(&dev, n, selection).unwrap();
+            assert_eq!(got.len(), ones);
+            assert_eq!(
+                got.to_host(ones, &stream).unwrap(),
+                want,
+                "n = {n}, {ones} selected"
+            );
+        }
+        let words = vec![u64::MAX; words_n];
+        let selection = Selection {
+            words: &words,
+            len: n + 6,
+        };
+        assert!(
+            gpu::gather_selected(&dev, n + 6, selection).is_err(),
+            "longer than the buffer"
+        );
+    }
+}
+
+#[test]
 fn g2_msm_matches_blst() {
     if !gpu_or_skip("g2_msm_matches_blst", gpu::device()) {
         return;

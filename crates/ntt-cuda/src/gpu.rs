@@ -197,6 +197,11 @@ mod imp {
         pub fn device_ptr(&self) -> *const c_void {
             self.ptr
         }
+
+        /// The device address of the first scalar, for other crates' kernels that fill the buffer.
+        pub fn device_ptr_mut(&mut self) -> *mut c_void {
+            self.ptr
+        }
     }
 
     impl Drop for DeviceScalars {
@@ -614,6 +619,9 @@ mod imp {
         }
         pub fn device_ptr(&self) -> *const std::ffi::c_void {
             std::ptr::null()
+        }
+        pub fn device_ptr_mut(&mut self) -> *mut std::ffi::c_void {
+            std::ptr::null_mut()
         }
     }
 
