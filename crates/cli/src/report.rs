@@ -161,6 +161,14 @@ impl Progress {
 }
 
 /// Peak resident set size of this process in MiB (Linux `VmHWM`), if readable.
+/// The kernel's estimate of memory available to new work (`MemAvailable` in `/proc/meminfo`), bytes.
+pub fn mem_available_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 pub fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
