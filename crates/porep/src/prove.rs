@@ -94,11 +94,15 @@ pub(crate) fn partition_circuits<Tree: 'static + MerkleTreeTrait>(
     let proofs = c1.vanilla_proofs::<Tree>()?;
     let pub_inputs = c1.public_inputs::<Tree>()?;
     Ok(move |k: usize| {
+        let proof = proofs.get(k).ok_or_else(|| Error::Prove {
+            partition: k,
+            message: format!("the C1 output has only {} partitions", proofs.len()),
+        })?;
         // The stacked circuit has no component private inputs (the unit type).
         <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::circuit(
             &pub_inputs,
             (),
-            &proofs[k],
+            proof,
             &pp.vanilla_params,
             Some(k),
         )

@@ -50,6 +50,25 @@ fn seal_prove_verify_2kib_and_refuse_bad_c1() {
     assert_eq!(c1.partitions(), 1);
     c1.check(&sector, Some(2048)).unwrap();
 
+    // lotus-bench's commit-2 input wraps the same JSON in base64 beside the sector's number and size.
+    let wrapped = |size: u64| {
+        use base64::Engine as _;
+        format!(
+            "{{\"Phase1Out\":\"{}\",\"SectorNum\":7,\"SectorSize\":{size}}}",
+            base64::engine::general_purpose::STANDARD.encode(&c1_json)
+        )
+    };
+    let from_bench = C1Output::from_json(wrapped(2048).as_bytes(), "c2in.json").unwrap();
+    assert_eq!(from_bench.sector_number_hint, Some(7));
+    assert_eq!(from_bench.inner.comm_r, c1.inner.comm_r);
+    from_bench.check(&sector, None).unwrap();
+    match C1Output::from_json(wrapped(8 << 20).as_bytes(), "c2in.json") {
+        Err(e @ Error::C1Invalid { .. }) => {
+            assert!(e.to_string().contains("SectorSize says 8 MiB"), "{e}")
+        }
+        other => panic!("a wrapper whose size disagrees must be refused, got {other:?}"),
+    }
+
     // Bad inputs, each refused before proving.
     match C1Output::from_json(&c1_json[..c1_json.len() / 2], "half.json") {
         Err(Error::C1Format { line, column, .. }) => assert!(line >= 1 && column > 0),
