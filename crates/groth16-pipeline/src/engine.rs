@@ -334,6 +334,9 @@ impl Engine {
                 });
             }
             drop(tx);
+            // While the first partition synthesizes this thread has nothing to prove: it sets up what the first proof
+            // would otherwise pay for.
+            crate::prover::warm_up(&self.params, &self.opts.prover);
             // The prover: this thread.
             for item in rx.iter() {
                 let mut report = PartitionReport {

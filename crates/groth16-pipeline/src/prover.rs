@@ -482,6 +482,30 @@ fn on_gpu<A: msm_cuda::gpu::GpuCurve>(
         .map_err(msm_err(what))
 }
 
+/// Creates what the GPU stages keep per process (the domain's twiddles on the device, the pinned staging chunks)
+/// so that the first proof does not pay for them; the engine calls it on the prover thread while the first partition
+/// synthesizes. Failures are only logged: the proof that needs the resource reports its own error.
+pub(crate) fn warm_up(params: &Parameters, opts: &ProverOptions) {
+    let n = params.domain_size();
+    let on_gpu =
+        |b: Backend, min_log2| matches!(b.resolve(n, min_log2), Backend::Gpu | Backend::Check);
+    let h_gpu = on_gpu(opts.h_backend, GPU_H_MIN_LOG2);
+    let msm_gpu = on_gpu(opts.msm_backend, GPU_MSM_MIN_LOG2);
+    if h_gpu {
+        if let Err(e) = ntt_cuda::log_size_for(n)
+            .map_err(|e| e.to_string())
+            .and_then(|log_n| ntt_cuda::gpu::GpuDomain::shared(log_n).map_err(|e| e.to_string()))
+        {
+            tracing::debug!("warm-up: the GPU domain of {n} points: {e}");
+        }
+    }
+    if h_gpu || msm_gpu {
+        if let Err(e) = ntt_cuda::gpu::upload_staged(&[], 0) {
+            tracing::debug!("warm-up: the pinned staging chunks: {e}");
+        }
+    }
+}
+
 pub(crate) fn prove_checked(
     params: &Parameters,
     pa: ProvingAssignment,
