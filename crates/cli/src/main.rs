@@ -210,6 +210,11 @@ impl CircuitArgs {
             CircuitKind::Sha256 => Sha256Circuit::blank(self.blocks),
         }
     }
+
+    /// Generates this circuit's test parameters into `path` (see [`generate`]).
+    fn generate(&self, path: &Path, progress: &Progress) -> Result<Duration> {
+        generate(&self.blank().shape_id(), self.blank(), path, progress)
+    }
 }
 
 /// The parameter file to use: the one given, or the cache's file for this circuit.
@@ -256,12 +261,7 @@ fn cmd_setup(a: SetupArgs) -> Result<ExitCode> {
     if path.exists() && !a.force {
         report.text("status", "exists (use --force to regenerate)".into());
     } else {
-        let took = generate(
-            &a.circuit.blank().shape_id(),
-            a.circuit.blank(),
-            &path,
-            &progress,
-        )?;
+        let took = a.circuit.generate(&path, &progress)?;
         report.time("setup", took);
         report.text("status", "generated".into());
     }
@@ -289,12 +289,7 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
                 path.display()
             );
         }
-        let took = generate(
-            &a.circuit.blank().shape_id(),
-            a.circuit.blank(),
-            &path,
-            &progress,
-        )?;
+        let took = a.circuit.generate(&path, &progress)?;
         report.time("setup (first use)", took);
     }
 

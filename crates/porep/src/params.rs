@@ -9,7 +9,7 @@
 //! ones, but nobody else will accept their proofs.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use filecoin_proofs::{with_shape, DefaultPieceHasher};
@@ -186,9 +186,5 @@ pub fn load(files: &ParamFiles, check_subgroup: bool) -> Result<Parameters> {
         );
     }
     read_params(&files.params, ReadOptions { check_subgroup })
-        .map_err(|e| Error::Params(format!("{}: {e}", display(&files.params))))
-}
-
-fn display(p: &Path) -> String {
-    p.display().to_string()
+        .map_err(|e| Error::Params(format!("{}: {e}", files.params.display())))
 }
