@@ -2,6 +2,7 @@
 //!
 //! Subcommands:
 //! - `ci`: exactly what `.ci/run` runs.
+//! - `py-grpc`: installs pinned grpcio and grpcio-tools into `target/py-grpc` for the daemon's wire-format test.
 //! - `cuda-toolchain`: installs the pinned CUDA toolchain (from the Python package index) into `target/cuda-toolchain` and prints the `NVCC` to export.
 //! - `tune msm`: on a machine with the GPU, measures every window per MSM size (`cuzk bench msm --tune`) and rewrites
 //!   `crates/msm-cuda/tuning/h200.txt`, the window table msm-cuda embeds (commit it).
@@ -73,6 +74,36 @@ pub(crate) fn cuda_toolchain() -> Result<PathBuf> {
     )
 }
 
+/// The pinned Python gRPC packages the daemon's wire-format test generates its client with.
+const PY_GRPC_PACKAGES: &[&str] = &["grpcio==1.68.1", "grpcio-tools==1.68.1"];
+
+/// Installs Python's grpcio and grpcio-tools into a virtual environment under target/ and returns its python.
+fn py_grpc() -> Result<PathBuf> {
+    let venv = workspace_root().join("target/py-grpc");
+    let python = venv.join("bin/python");
+    let ready = || {
+        Command::new(&python)
+            .args(["-c", "import grpc, grpc_tools.protoc"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !ready() {
+        let v = venv.to_str().context("non-UTF-8 path")?;
+        run("python3", &["-m", "venv", v])?;
+        let pip = venv.join("bin/pip");
+        let mut args = vec!["install", "-q"];
+        args.extend_from_slice(PY_GRPC_PACKAGES);
+        run(pip.to_str().context("non-UTF-8 path")?, &args)?;
+    }
+    if !ready() {
+        bail!(
+            "{} cannot import grpc after installing it",
+            python.display()
+        );
+    }
+    Ok(python)
+}
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -81,6 +112,13 @@ fn main() -> Result<()> {
             let nvcc = cuda_toolchain()?;
             eprintln!("CUDA toolchain ready. Use it with:");
             println!("export NVCC={}", nvcc.display());
+            Ok(())
+        }
+        Some("py-grpc") => {
+            let python = py_grpc()?;
+            eprintln!("Python gRPC ready. The daemon's wire-format test uses it with:");
+            println!("export CUZK_PYTHON={}", python.display());
+            println!("export CUZK_REQUIRE_PYGRPC=1");
             Ok(())
         }
         Some("bindgen") => bindings::generate_all(&workspace_root()),
@@ -113,7 +151,7 @@ fn main() -> Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <command>\n\ncommands:\n  ci              run what CI runs (.ci/run)\n  cuda-toolchain  install the pinned CUDA toolchain into target/ and print NVCC\n  bindgen         regenerate the CUDA crates' src/ffi.rs from their C headers\n  tune msm        measure MSM windows on this machine's GPU and rewrite crates/msm-cuda/tuning/h200.txt\n  bench           the curated benchmarks, baselines and A/B switches (cargo xtask bench --help)\n  profile synth   the synth-only benchmark under perf stat\n  profile gpu     build the GPU binaries into target/device and print the ncu command lines\n  plot            SVG charts: plot sizes BENCH.json OUT.svg | plot memlog LOG.csv OUT.svg"
+                "usage: cargo xtask <command>\n\ncommands:\n  ci              run what CI runs (.ci/run)\n  cuda-toolchain  install the pinned CUDA toolchain into target/ and print NVCC\n  py-grpc         install Python grpcio into target/ for the daemon's wire-format test\n  bindgen         regenerate the CUDA crates' src/ffi.rs from their C headers\n  tune msm        measure MSM windows on this machine's GPU and rewrite crates/msm-cuda/tuning/h200.txt\n  bench           the curated benchmarks, baselines and A/B switches (cargo xtask bench --help)\n  profile synth   the synth-only benchmark under perf stat\n  profile gpu     build the GPU binaries into target/device and print the ncu command lines\n  plot            SVG charts: plot sizes BENCH.json OUT.svg | plot memlog LOG.csv OUT.svg"
             );
             std::process::exit(2)
         }

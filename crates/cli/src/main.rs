@@ -5,6 +5,10 @@ mod bench_msm;
 mod bench_prove;
 mod bench_synth;
 mod cache;
+#[cfg(feature = "porep")]
+mod client;
+#[cfg(feature = "porep")]
+mod daemon;
 mod inputs;
 mod memmon;
 #[cfg(feature = "porep")]
@@ -60,6 +64,13 @@ enum Command {
     #[cfg(feature = "porep")]
     #[command(subcommand)]
     Porep(porep_cmd::PorepCommand),
+    /// Serve proofs over gRPC (the cuzk.v1.ProvingEngine protocol Curio drives), journaling every job so none is
+    /// lost.
+    #[cfg(feature = "porep")]
+    Daemon(Box<daemon::DaemonArgs>),
+    /// Call a cuzk daemon: submit, await, prove, cancel, status, metrics, preload, evict.
+    #[cfg(feature = "porep")]
+    Client(client::ClientArgs),
     /// Log another process's resident memory (`timestamp_ms,rss_kb,rss_gib` CSV, one flushed row per sample) until it exits.
     Memmon(memmon::MemmonArgs),
 }
@@ -194,6 +205,10 @@ fn main() -> ExitCode {
         Command::Memmon(a) => memmon::run(a).map(|()| ExitCode::SUCCESS),
         #[cfg(feature = "porep")]
         Command::Porep(p) => porep_cmd::run(p),
+        #[cfg(feature = "porep")]
+        Command::Daemon(a) => daemon::run(*a).map(|()| ExitCode::SUCCESS),
+        #[cfg(feature = "porep")]
+        Command::Client(a) => client::run(a),
     };
     match result {
         Ok(code) => code,

@@ -51,11 +51,22 @@ pub struct SectorArgs {
     /// The sector number (default: the one a lotus-bench file records).
     #[arg(long)]
     sector_number: Option<u64>,
+    /// Refuse a C1 output of any other sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB, or bytes).
+    #[arg(long, value_parser = parse_sector_size)]
+    sector_size: Option<u64>,
 }
 
 impl SectorArgs {
     fn load(&self) -> Result<(C1Output, Sector)> {
         let c1 = C1Output::read(&self.c1)?;
+        if let Some(size) = self.sector_size.filter(|&s| s != c1.sector_size()) {
+            bail!(
+                "{} is a {} sector's C1 output, not {} as --sector-size says",
+                self.c1.display(),
+                sector_size_text(c1.sector_size()),
+                sector_size_text(size)
+            );
+        }
         let Some(sector_number) = self.sector_number.or(c1.sector_number_hint) else {
             bail!(
                 "{} does not record its sector number: pass --sector-number",
@@ -72,12 +83,9 @@ impl SectorArgs {
     }
 }
 
-/// Parameters, synthesis and engine settings shared by `porep prove` and `bench porep`.
+/// Parameters, synthesis and engine settings shared by `porep prove`, `bench porep` and `daemon`.
 #[derive(Args, Debug)]
 pub struct EngineArgs {
-    /// Refuse a C1 output of any other sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB, or bytes).
-    #[arg(long, value_parser = parse_sector_size)]
-    sector_size: Option<u64>,
     /// Generate test parameters if the cache has none (test sector sizes only; never the ceremony's).
     #[arg(long)]
     generate_params: bool,
@@ -254,19 +262,29 @@ pub fn run(cmd: PorepCommand) -> Result<ExitCode> {
     }
 }
 
-/// What `porep prove` and `bench porep` share: the checked C1 output, the engine with its parameters, and the
-/// compiled shape when synthesis is compiled.
+/// What `porep prove` and `bench porep` share: the checked C1 output and the loaded engine.
 struct Started {
     c1: C1Output,
     sector: Sector,
-    engine: Engine,
-    shape: Option<r1cs_synth::CompiledShape>,
-    workers: usize,
-    max_in_flight: usize,
+    loaded: Loaded,
 }
 
 impl Started {
     fn synthesis(&self) -> porep::Synthesis<'_> {
+        self.loaded.synthesis()
+    }
+}
+
+/// A proof type's engine (its parameters resident) and, when synthesis is compiled, its compiled shape.
+pub(crate) struct Loaded {
+    pub engine: Engine,
+    pub shape: Option<r1cs_synth::CompiledShape>,
+    pub workers: usize,
+    pub max_in_flight: usize,
+}
+
+impl Loaded {
+    pub fn synthesis(&self) -> porep::Synthesis<'_> {
         match &self.shape {
             Some(shape) => porep::Synthesis::Compiled(shape),
             None => porep::Synthesis::Direct,
@@ -274,8 +292,7 @@ impl Started {
     }
 }
 
-/// Reads and checks the C1 output, finds (or generates) and loads the parameters, loads or compiles the shape,
-/// and starts the engine, reporting each step.
+/// Reads and checks the C1 output, then loads the engine for its proof type ([`load_engine`]), reporting each step.
 fn start(
     s: &SectorArgs,
     e: &EngineArgs,
@@ -290,13 +307,85 @@ fn start(
 
     let spinner = progress.spinner("checking the C1 output against the sector".into());
     let t = Instant::now();
-    c1.check(&sector, e.sector_size)?;
+    c1.check(&sector, s.sector_size)?;
     report.time("C1 check (vanilla proofs verified)", t.elapsed());
     spinner.finish();
+    let loaded = load_engine(rp, e, progress, report)?;
+    Ok(Started { c1, sector, loaded })
+}
 
+impl EngineArgs {
+    /// The engine options for `params`: synthesis workers (default half the cores, 1 to 8) and partitions in flight
+    /// (default workers + 1, within the memory budget), reported with the memory they predict.
+    pub(crate) fn options(
+        &self,
+        params: &srs_loader::Parameters,
+        report: &mut Report,
+    ) -> EngineOptions {
+        let workers = self.synthesis_workers.map_or_else(
+            || {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                (cores / 2).clamp(1, 8)
+            },
+            |w| w as usize,
+        );
+        // The parameters are resident by now, so what is available is what partitions may use.
+        let budget = self
+            .memory_budget_gib
+            .map(|gib| (gib * (1u64 << 30) as f64) as u64)
+            .or_else(|| crate::report::mem_available_bytes().map(|b| b / 10 * 8));
+        let per_partition = Engine::partition_bytes(params);
+        let max_in_flight = match (self.max_in_flight, budget) {
+            (Some(m), _) => m as usize,
+            (None, Some(b)) => (workers + 1).min(EngineOptions::in_flight_for_budget(params, b)),
+            (None, None) => workers + 1,
+        };
+        report.count("synthesis workers", workers);
+        report.count("max in flight", max_in_flight);
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        report.text(
+            "memory per partition",
+            format!(
+                "{:.2} GiB predicted (a, b, c and the witness); {} in flight: {:.2} GiB{}",
+                gib(per_partition),
+                max_in_flight,
+                gib(per_partition * max_in_flight as u64),
+                budget.map_or(String::new(), |b| format!(" of a {:.1} GiB budget", gib(b)))
+            ),
+        );
+        EngineOptions {
+            prover: ProverOptions {
+                h_backend: self.h_backend,
+                msm_backend: self.msm_backend,
+            },
+            max_in_flight,
+            synthesis_workers: workers,
+            ..EngineOptions::default()
+        }
+    }
+
+    /// Whether synthesis is compiled.
+    pub(crate) fn compiled(&self) -> bool {
+        matches!(self.synthesis, crate::SynthesisPath::Compiled)
+    }
+
+    /// The directory of compiled shapes.
+    pub(crate) fn cache_dir(&self) -> Result<PathBuf> {
+        crate::cache::dir(self.cache_dir.as_deref())
+    }
+}
+
+/// Finds (or generates, for test sizes when allowed) and loads `rp`'s parameters, loads or compiles its shape when
+/// synthesis is compiled, and starts the engine, reporting each step.
+pub(crate) fn load_engine(
+    rp: RegisteredSealProof,
+    e: &EngineArgs,
+    progress: &Progress,
+    report: &mut Report,
+) -> Result<Loaded> {
     let spinner = progress.spinner(format!(
         "parameters for {} sectors",
-        sector_size_text(c1.sector_size())
+        sector_size_text(u64::from(rp.sector_size()))
     ));
     let ensured = params::ensure(rp, e.generate_params, &mut OsRng)?;
     if let Some(took) = ensured.generated {
@@ -322,25 +411,25 @@ fn start(
     report.time("load params", t.elapsed());
     spinner.finish();
 
-    let shape = match e.synthesis {
-        crate::SynthesisPath::Direct => None,
-        crate::SynthesisPath::Compiled => {
-            let path = crate::cache::dir(e.cache_dir.as_deref())?
-                .join(format!("porep-{}.shape", ensured.files.identifier));
-            let spinner = progress.spinner(format!("compiled shape {}", path.display()));
-            let t = Instant::now();
-            let (shape, rebuilt) = porep::compiled_shape(rp, &path)?;
-            spinner.finish();
-            report.time("shape load", t.elapsed());
-            report.text(
-                "shape",
-                match rebuilt {
-                    None => format!("{} (loaded)", path.display()),
-                    Some(why) => format!("{} (compiled: {why})", path.display()),
-                },
-            );
-            Some(shape)
-        }
+    let shape = if e.compiled() {
+        let path = e
+            .cache_dir()?
+            .join(format!("porep-{}.shape", ensured.files.identifier));
+        let spinner = progress.spinner(format!("compiled shape {}", path.display()));
+        let t = Instant::now();
+        let (shape, rebuilt) = porep::compiled_shape(rp, &path)?;
+        spinner.finish();
+        report.time("shape load", t.elapsed());
+        report.text(
+            "shape",
+            match rebuilt {
+                None => format!("{} (loaded)", path.display()),
+                Some(why) => format!("{} (compiled: {why})", path.display()),
+            },
+        );
+        Some(shape)
+    } else {
+        None
     };
     report.text(
         "synthesis",
@@ -351,56 +440,12 @@ fn start(
         }
         .into(),
     );
-
-    let workers = e.synthesis_workers.map_or_else(
-        || {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            (cores / 2).clamp(1, 8)
-        },
-        |w| w as usize,
-    );
-    // The parameters are resident by now, so what is available is what partitions may use.
-    let budget = e
-        .memory_budget_gib
-        .map(|gib| (gib * (1u64 << 30) as f64) as u64)
-        .or_else(|| crate::report::mem_available_bytes().map(|b| b / 10 * 8));
-    let per_partition = Engine::partition_bytes(&parameters);
-    let max_in_flight = match (e.max_in_flight, budget) {
-        (Some(m), _) => m as usize,
-        (None, Some(b)) => (workers + 1).min(EngineOptions::in_flight_for_budget(&parameters, b)),
-        (None, None) => workers + 1,
-    };
-    report.count("synthesis workers", workers);
-    report.count("max in flight", max_in_flight);
-    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    report.text(
-        "memory per partition",
-        format!(
-            "{:.2} GiB predicted (a, b, c and the witness); {} in flight: {:.2} GiB{}",
-            gib(per_partition),
-            max_in_flight,
-            gib(per_partition * max_in_flight as u64),
-            budget.map_or(String::new(), |b| format!(" of a {:.1} GiB budget", gib(b)))
-        ),
-    );
+    let opts = e.options(&parameters, report);
+    let (workers, max_in_flight) = (opts.synthesis_workers, opts.max_in_flight);
     let t = Instant::now();
-    let engine = Engine::new(
-        parameters,
-        EngineOptions {
-            prover: ProverOptions {
-                h_backend: e.h_backend,
-                msm_backend: e.msm_backend,
-            },
-            max_in_flight,
-            synthesis_workers: workers,
-            ..EngineOptions::default()
-        },
-    )
-    .context("starting the engine")?;
+    let engine = Engine::new(parameters, opts).context("starting the engine")?;
     report.time("engine start", t.elapsed());
-    Ok(Started {
-        c1,
-        sector,
+    Ok(Loaded {
         engine,
         shape,
         workers,
@@ -422,7 +467,7 @@ fn prove(a: ProveArgs) -> Result<ExitCode> {
 
     let spinner = progress.spinner(format!("proving {} partitions", c1.partitions()));
     let on_done = |o: &PartitionOutcome| crate::timing_line(o.report.key_values());
-    let proof = porep::prove(c1, &st.engine, st.synthesis(), &mut OsRng, on_done)?;
+    let proof = porep::prove(c1, &st.loaded.engine, st.synthesis(), &mut OsRng, on_done)?;
     spinner.finish();
     if let Some(first) = proof.partitions.first() {
         report.text("H backend", first.report.timings.h_backend.into());
@@ -454,7 +499,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let log = crate::bench_prove::PartitionLog::create(a.timing_json.as_deref())?;
     let (outcomes, summary) = porep::prove_copies(
         &st.c1,
-        &st.engine,
+        &st.loaded.engine,
         st.synthesis(),
         a.proofs as usize,
         &mut OsRng,
@@ -473,8 +518,8 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         &outcomes,
         &summary,
         &crate::bench_prove::SummaryOptions {
-            workers: st.workers,
-            max_in_flight: st.max_in_flight,
+            workers: st.loaded.workers,
+            max_in_flight: st.loaded.max_in_flight,
             verify: true,
             partitions_per_proof: st.c1.partitions(),
             json: a.json,

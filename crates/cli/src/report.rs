@@ -93,6 +93,13 @@ impl Report {
         );
     }
 
+    /// Each row as an info log line (for the daemon, which has no terminal to print to).
+    pub fn log(&self) {
+        for (k, _, shown) in &self.rows {
+            tracing::info!(command = self.command, "{}: {}", label(k), shown.trim());
+        }
+    }
+
     pub fn print(&self, json: bool) {
         if json {
             let mut map = Map::new();

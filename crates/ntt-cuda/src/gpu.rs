@@ -83,6 +83,15 @@ mod imp {
             .map_err(Error::NoDevice)
     }
 
+    /// Free and total bytes of the device's memory.
+    pub fn mem_info() -> Result<(u64, u64)> {
+        device()?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: plain out-parameters.
+        check(unsafe { ffi::cuzk_mem_get_info(&mut free, &mut total) })?;
+        Ok((free as u64, total as u64))
+    }
+
     /// A CUDA stream, destroyed on drop.
     #[derive(Debug)]
     pub struct Stream(*mut c_void);
@@ -561,6 +570,10 @@ mod imp {
         none()
     }
 
+    pub fn mem_info() -> Result<(u64, u64)> {
+        none()
+    }
+
     #[derive(Debug)]
     pub struct Stream(());
 
@@ -632,6 +645,11 @@ mod imp {
         pub fn new(_data: &'a [Scalar]) -> Result<Self> {
             none()
         }
+    }
+
+    // Like the CUDA build's (which unregisters), so callers may drop it explicitly in either build.
+    impl Drop for Registered<'_> {
+        fn drop(&mut self) {}
     }
 
     #[derive(Debug)]
@@ -726,6 +744,14 @@ impl GpuDomain {
 /// [`Error::NoDevice`].
 pub fn device() -> Result<String> {
     imp::device()
+}
+
+/// Free and total bytes of the GPU's memory, or [`Error::NoDevice`].
+///
+/// # Errors
+/// [`Error::NoDevice`] or a CUDA error.
+pub fn mem_info() -> Result<(u64, u64)> {
+    imp::mem_info()
 }
 
 /// Scalar-field operations run elementwise on the device, for testing the device arithmetic against blstrs.

@@ -21,8 +21,8 @@ pub mod stats;
 pub use c1::{C1Output, Sector};
 pub use filecoin_proofs_api::RegisteredSealProof;
 pub use prove::{
-    compiled_shape, prove, prove_copies, synthesize_partition, verify, PorepProof, Synthesis,
-    PARTITION_PROOF_BYTES,
+    compiled_shape, prove, prove_copies, prove_until, synthesize_partition, verify, PorepProof,
+    Synthesis, PARTITION_PROOF_BYTES,
 };
 
 use std::path::PathBuf;
@@ -81,6 +81,9 @@ pub enum Error {
     /// The Filecoin proof crates reported an error.
     #[error("filecoin-proofs: {0}")]
     Filecoin(String),
+    /// The caller's cancel flag was raised before every partition was proved.
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// Result alias of this crate.
@@ -103,4 +106,65 @@ pub fn sector_size_text(bytes: u64) -> String {
         unit += 1;
     }
     format!("{v} {}", UNITS[unit])
+}
+
+/// The proof type Filecoin's actors number `n` (go-state-types' `abi.RegisteredSealProof`: 0-4 V1, 5-9 V1_1,
+/// 10-14 V1_1 with synthetic PoRep, 15-19 V1_2 non-interactive; 2 KiB, 8 MiB, 512 MiB, 32 GiB, 64 GiB in each
+/// group), or `None` for a number no proof type has.
+pub fn registered_proof_from_number(n: u64) -> Option<RegisteredSealProof> {
+    use RegisteredSealProof::*;
+    const ALL: [RegisteredSealProof; 20] = [
+        StackedDrg2KiBV1,
+        StackedDrg8MiBV1,
+        StackedDrg512MiBV1,
+        StackedDrg32GiBV1,
+        StackedDrg64GiBV1,
+        StackedDrg2KiBV1_1,
+        StackedDrg8MiBV1_1,
+        StackedDrg512MiBV1_1,
+        StackedDrg32GiBV1_1,
+        StackedDrg64GiBV1_1,
+        StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg2KiBV1_2_Feat_NonInteractivePoRep,
+        StackedDrg8MiBV1_2_Feat_NonInteractivePoRep,
+        StackedDrg512MiBV1_2_Feat_NonInteractivePoRep,
+        StackedDrg32GiBV1_2_Feat_NonInteractivePoRep,
+        StackedDrg64GiBV1_2_Feat_NonInteractivePoRep,
+    ];
+    ALL.get(usize::try_from(n).ok()?).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actor_numbers_map_to_proof_types() {
+        use RegisteredSealProof::*;
+        assert_eq!(registered_proof_from_number(5), Some(StackedDrg2KiBV1_1));
+        assert_eq!(registered_proof_from_number(8), Some(StackedDrg32GiBV1_1));
+        assert_eq!(
+            registered_proof_from_number(13),
+            Some(StackedDrg32GiBV1_1_Feat_SyntheticPoRep)
+        );
+        assert_eq!(
+            registered_proof_from_number(19),
+            Some(StackedDrg64GiBV1_2_Feat_NonInteractivePoRep)
+        );
+        assert_eq!(registered_proof_from_number(20), None);
+        assert_eq!(registered_proof_from_number(u64::MAX), None);
+        // Sizes ascend within each group of five.
+        for n in 0..20 {
+            let rp = registered_proof_from_number(n).unwrap();
+            let size = u64::from(rp.sector_size());
+            assert_eq!(
+                size,
+                [2048, 8 << 20, 512 << 20, 32 << 30, 64 << 30][n as usize % 5]
+            );
+        }
+    }
 }

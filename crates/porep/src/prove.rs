@@ -4,6 +4,7 @@ use filecoin_proofs::{with_shape, DefaultPieceHasher};
 use filecoin_proofs_api::SectorId;
 use groth16_pipeline::{Engine, PartitionOutcome, RunSummary};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use r1cs_synth::{synthesize, CompiledShape, ProvingAssignment, SynthesisOptions};
 use rand_core::RngCore;
@@ -149,7 +150,36 @@ pub fn prove(
     rng: &mut impl RngCore,
     on_done: impl FnMut(&PartitionOutcome),
 ) -> Result<PorepProof> {
-    let (partitions, summary) = prove_copies(c1, engine, synthesis, 1, rng, on_done)?;
+    prove_until(c1, engine, synthesis, &AtomicBool::new(false), rng, on_done)
+}
+
+/// [`prove`], stopping early once `cancel` is raised: partitions not yet synthesized are skipped (one being proved
+/// finishes), and the result is [`Error::Cancelled`].
+///
+/// # Errors
+/// As [`prove`], and [`Error::Cancelled`].
+pub fn prove_until(
+    c1: &C1Output,
+    engine: &Engine,
+    synthesis: Synthesis<'_>,
+    cancel: &AtomicBool,
+    rng: &mut impl RngCore,
+    on_done: impl FnMut(&PartitionOutcome),
+) -> Result<PorepProof> {
+    let (partitions, summary) = with_shape!(
+        c1.sector_size(),
+        prove_tree,
+        c1,
+        engine,
+        synthesis,
+        1,
+        cancel,
+        rng,
+        on_done,
+    )?;
+    if cancel.load(Ordering::Relaxed) {
+        return Err(Error::Cancelled);
+    }
     let mut bytes = Vec::with_capacity(PARTITION_PROOF_BYTES * partitions.len());
     for (k, outcome) in partitions.iter().enumerate() {
         match &outcome.proof {
@@ -190,6 +220,7 @@ pub fn prove_copies(
         engine,
         synthesis,
         copies,
+        &AtomicBool::new(false),
         rng,
         on_done,
     )
@@ -200,12 +231,16 @@ fn prove_tree<Tree: 'static + MerkleTreeTrait>(
     engine: &Engine,
     synthesis: Synthesis<'_>,
     copies: usize,
+    cancel: &AtomicBool,
     rng: &mut impl RngCore,
     on_done: impl FnMut(&PartitionOutcome),
 ) -> Result<(Vec<PartitionOutcome>, RunSummary)> {
     let circuit = partition_circuits::<Tree>(c1)?;
     let partitions = c1.partitions();
     let synthesize_partition = |i: usize| -> std::result::Result<ProvingAssignment, Error> {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
         let k = i % partitions;
         synthesis.run(circuit(k)?, k)
     };
