@@ -94,6 +94,7 @@ impl Report {
     }
 
     /// Each row as an info log line (for the daemon, which has no terminal to print to).
+    #[cfg(feature = "porep")]
     pub fn log(&self) {
         for (k, _, shown) in &self.rows {
             tracing::info!(command = self.command, "{}: {}", label(k), shown.trim());
