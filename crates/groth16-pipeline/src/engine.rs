@@ -282,6 +282,36 @@ impl Engine {
         F: Fn(usize) -> std::result::Result<ProvingAssignment, E> + Sync,
         E: Into<SynthesisError> + Send,
     {
+        let next = AtomicUsize::new(0);
+        let feed = || {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            (i < count).then_some(i)
+        };
+        let mut outcomes: Vec<PartitionOutcome> = Vec::with_capacity(count);
+        let summary = self.prove_feed(&feed, synthesize, rng, |o| {
+            on_done(&o);
+            outcomes.push(o);
+        });
+        outcomes.sort_by_key(|o| o.report.partition);
+        (outcomes, summary)
+    }
+
+    /// Proves the partitions `feed` names, until it returns `None` to every worker: a stream whose length is not
+    /// known up front (the daemon feeds one job's partitions after another's, so the GPU proves one job while the
+    /// CPU synthesizes the next). Each worker calls `feed` after taking a slot of the in-flight budget; `synthesize`
+    /// builds the named partition (again on the prover's thread for a CPU re-prove); `on_done` takes each outcome as
+    /// it finishes, in proving order. Failures are confined to their partition as in [`Engine::prove_partitions`].
+    pub fn prove_feed<F, E>(
+        &self,
+        feed: &(dyn Fn() -> Option<usize> + Sync),
+        synthesize: F,
+        rng: &mut impl RngCore,
+        mut on_done: impl FnMut(PartitionOutcome),
+    ) -> RunSummary
+    where
+        F: Fn(usize) -> std::result::Result<ProvingAssignment, E> + Sync,
+        E: Into<SynthesisError> + Send,
+    {
         let started = Instant::now();
         let synth_one = |partition: usize| -> std::result::Result<ProvingAssignment, String> {
             let run = || match &self.synthesis_pool {
@@ -305,21 +335,19 @@ impl Engine {
             free: Mutex::new(self.opts.max_in_flight),
             freed: Condvar::new(),
         };
-        let next = AtomicUsize::new(0);
-        let mut outcomes: Vec<PartitionOutcome> = Vec::with_capacity(count);
         let mut proving = Duration::ZERO;
+        let mut proofs = 0;
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::channel::<Synthesized>();
-            for _ in 0..self.opts.synthesis_workers.min(count) {
+            for _ in 0..self.opts.synthesis_workers {
                 let tx = tx.clone();
-                let (slots, next, synth_one) = (&slots, &next, &synth_one);
+                let (slots, synth_one) = (&slots, &synth_one);
                 scope.spawn(move || loop {
                     slots.take();
-                    let partition = next.fetch_add(1, Ordering::Relaxed);
-                    if partition >= count {
+                    let Some(partition) = feed() else {
                         slots.give();
                         break;
-                    }
+                    };
                     let t = Instant::now();
                     let assignment = synth_one(partition);
                     let item = Synthesized {
@@ -355,22 +383,19 @@ impl Engine {
                 };
                 report.prove_end = started.elapsed();
                 proving += report.prove_end - report.prove_start;
-                let outcome = PartitionOutcome { proof, report };
-                on_done(&outcome);
+                proofs += usize::from(proof.is_ok());
+                on_done(PartitionOutcome { proof, report });
                 // The partition's host data is gone (consumed by the prover) and the caller has heard of it: its
                 // slot is free.
                 slots.give();
-                outcomes.push(outcome);
             }
         });
-        outcomes.sort_by_key(|o| o.report.partition);
-        let summary = RunSummary {
+        RunSummary {
             wall: started.elapsed(),
             proving,
-            proofs: outcomes.iter().filter(|o| o.proof.is_ok()).count(),
+            proofs,
             max_in_flight: self.opts.max_in_flight,
-        };
-        (outcomes, summary)
+        }
     }
 
     /// Proves one partition with the engine's options, checks it, and re-proves on the CPU when the check fails.

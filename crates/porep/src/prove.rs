@@ -90,7 +90,9 @@ fn compiled_shape_tree<Tree: 'static + MerkleTreeTrait>(
 /// `seal_commit_phase2` builds it.
 pub(crate) fn partition_circuits<Tree: 'static + MerkleTreeTrait>(
     c1: &C1Output,
-) -> Result<impl Fn(usize) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> + Sync> {
+) -> Result<
+    impl Fn(usize) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> + Send + Sync + 'static,
+> {
     let pp = compound_params::<Tree>(c1.registered_proof())?;
     let proofs = c1.vanilla_proofs::<Tree>()?;
     let pub_inputs = c1.public_inputs::<Tree>()?;
@@ -114,6 +116,55 @@ pub(crate) fn partition_circuits<Tree: 'static + MerkleTreeTrait>(
     })
 }
 
+/// Builds and synthesizes partition k.
+type BuildPartition = dyn Fn(usize, Synthesis<'_>) -> Result<ProvingAssignment> + Send + Sync;
+
+/// A sector's partitions, ready to synthesize one at a time (public parameters set up and vanilla proofs decoded
+/// once): for callers that feed the partitions of several sectors through one engine run, as the daemon does.
+pub struct Partitions {
+    build: Box<BuildPartition>,
+    count: usize,
+}
+
+impl std::fmt::Debug for Partitions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Partitions")
+            .field("count", &self.count)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Partitions {
+    /// Prepares `c1`'s partitions (call [`C1Output::check`] first).
+    ///
+    /// # Errors
+    /// [`Error::Filecoin`] or [`Error::C1Invalid`] if the circuits cannot be set up.
+    pub fn new(c1: &C1Output) -> Result<Self> {
+        with_shape!(c1.sector_size(), partitions_tree, c1,)
+    }
+
+    /// How many partitions the sector has.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Synthesizes partition `k`.
+    ///
+    /// # Errors
+    /// [`Error::Prove`] naming the partition.
+    pub fn synthesize(&self, k: usize, synthesis: Synthesis<'_>) -> Result<ProvingAssignment> {
+        (self.build)(k, synthesis)
+    }
+}
+
+fn partitions_tree<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> Result<Partitions> {
+    let circuit = partition_circuits::<Tree>(c1)?;
+    Ok(Partitions {
+        build: Box::new(move |k, synthesis| synthesis.run(circuit(k)?, k)),
+        count: c1.partitions(),
+    })
+}
+
 /// Synthesizes partition `k` of `c1` (for statistics and tests; [`prove`] synthesizes inside the engine).
 ///
 /// # Errors
@@ -123,16 +174,7 @@ pub fn synthesize_partition(
     k: usize,
     synthesis: Synthesis<'_>,
 ) -> Result<ProvingAssignment> {
-    with_shape!(c1.sector_size(), synthesize_tree, c1, k, synthesis,)
-}
-
-fn synthesize_tree<Tree: 'static + MerkleTreeTrait>(
-    c1: &C1Output,
-    k: usize,
-    synthesis: Synthesis<'_>,
-) -> Result<ProvingAssignment> {
-    let circuit = partition_circuits::<Tree>(c1)?(k)?;
-    synthesis.run(circuit, k)
+    Partitions::new(c1)?.synthesize(k, synthesis)
 }
 
 /// Proves every partition of `c1` on `engine`, whose parameters must be this proof type's, synthesizing each as
@@ -166,17 +208,7 @@ pub fn prove_until(
     rng: &mut impl RngCore,
     on_done: impl FnMut(&PartitionOutcome),
 ) -> Result<PorepProof> {
-    let (partitions, summary) = with_shape!(
-        c1.sector_size(),
-        prove_tree,
-        c1,
-        engine,
-        synthesis,
-        1,
-        cancel,
-        rng,
-        on_done,
-    )?;
+    let (partitions, summary) = prove_parts(c1, engine, synthesis, 1, cancel, rng, on_done)?;
     if cancel.load(Ordering::Relaxed) {
         return Err(Error::Cancelled);
     }
@@ -213,9 +245,7 @@ pub fn prove_copies(
     rng: &mut impl RngCore,
     on_done: impl FnMut(&PartitionOutcome),
 ) -> Result<(Vec<PartitionOutcome>, RunSummary)> {
-    with_shape!(
-        c1.sector_size(),
-        prove_tree,
+    prove_parts(
         c1,
         engine,
         synthesis,
@@ -226,7 +256,7 @@ pub fn prove_copies(
     )
 }
 
-fn prove_tree<Tree: 'static + MerkleTreeTrait>(
+fn prove_parts(
     c1: &C1Output,
     engine: &Engine,
     synthesis: Synthesis<'_>,
@@ -235,16 +265,15 @@ fn prove_tree<Tree: 'static + MerkleTreeTrait>(
     rng: &mut impl RngCore,
     on_done: impl FnMut(&PartitionOutcome),
 ) -> Result<(Vec<PartitionOutcome>, RunSummary)> {
-    let circuit = partition_circuits::<Tree>(c1)?;
-    let partitions = c1.partitions();
+    let parts = Partitions::new(c1)?;
+    let count = parts.count();
     let synthesize_partition = |i: usize| -> std::result::Result<ProvingAssignment, Error> {
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Cancelled);
         }
-        let k = i % partitions;
-        synthesis.run(circuit(k)?, k)
+        parts.synthesize(i % count, synthesis)
     };
-    Ok(engine.prove_partitions(partitions * copies, synthesize_partition, rng, on_done))
+    Ok(engine.prove_partitions(count * copies, synthesize_partition, rng, on_done))
 }
 
 /// Verifies a Commit-2 proof with filecoin-proofs' own `verify_seal` (the check the chain makes), against the

@@ -130,8 +130,9 @@ impl CircuitId {
 }
 
 /// Checks a submission before it is accepted (blocking: a PoRep C1 output is parsed and its vanilla proofs
-/// verified). The error is for the caller, as an INVALID_ARGUMENT status.
-pub fn validate(req: &SubmitProofRequest) -> std::result::Result<(), String> {
+/// verified) and returns the circuit id of the parameters it proves with. The error is for the caller, as an
+/// INVALID_ARGUMENT status.
+pub fn validate(req: &SubmitProofRequest) -> std::result::Result<String, String> {
     let kind = ProofKind::try_from(req.proof_kind).map_err(|_| {
         format!(
             "unknown proof kind {} (supported: POREP_SEAL_COMMIT = 1, CUZK_TEST_CIRCUIT = 100)",
@@ -140,7 +141,7 @@ pub fn validate(req: &SubmitProofRequest) -> std::result::Result<(), String> {
     })?;
     match kind {
         ProofKind::PorepSealCommit => validate_porep(req),
-        ProofKind::CuzkTestCircuit => TestSpec::parse(&req.vanilla_proof).map(|_| ()),
+        ProofKind::CuzkTestCircuit => TestSpec::parse(&req.vanilla_proof).map(|t| t.circuit_id()),
         other => Err(format!(
             "proof kind {} ({}) is not supported by this daemon (supported: POREP_SEAL_COMMIT = 1, \
              CUZK_TEST_CIRCUIT = 100)",
@@ -150,7 +151,7 @@ pub fn validate(req: &SubmitProofRequest) -> std::result::Result<(), String> {
     }
 }
 
-fn validate_porep(req: &SubmitProofRequest) -> std::result::Result<(), String> {
+fn validate_porep(req: &SubmitProofRequest) -> std::result::Result<String, String> {
     if req.vanilla_proof.is_empty() {
         return Err("a POREP_SEAL_COMMIT job needs the C1 output (JSON) in vanilla_proof".into());
     }
@@ -180,7 +181,8 @@ fn validate_porep(req: &SubmitProofRequest) -> std::result::Result<(), String> {
         sector_number: req.sector_number,
     };
     c1.check(&sector, (req.sector_size != 0).then_some(req.sector_size))
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    Ok(porep_circuit_id(c1.registered_proof()))
 }
 
 /// A loaded parameter set.
@@ -345,184 +347,328 @@ impl Engines {
     }
 }
 
-/// Why a job produced no proof.
-enum Failure {
-    Cancelled,
-    Failed(String),
+/// What a job proves: a sector's partitions or a test circuit.
+enum Source {
+    Porep {
+        c1: Box<porep::C1Output>,
+        sector: porep::Sector,
+        parts: porep::Partitions,
+    },
+    Test(Sha256Circuit),
 }
 
-impl From<anyhow::Error> for Failure {
-    fn from(e: anyhow::Error) -> Self {
-        Failure::Failed(format!("{e:#}"))
+impl Source {
+    fn partitions(&self) -> usize {
+        match self {
+            Source::Porep { parts, .. } => parts.count(),
+            Source::Test(_) => 1,
+        }
     }
 }
 
-/// What a proof took.
-#[derive(Default)]
-struct Timings {
+/// A job in an engine run.
+struct Active {
+    job: Arc<Job>,
+    source: Arc<Source>,
+    next: usize,
+    issued: usize,
+    reported: usize,
+    proofs: Vec<Option<groth16_pipeline::Proof>>,
+    error: Option<String>,
+    started_ms: u64,
     srs_load: Duration,
     synthesis: Duration,
     proving: Duration,
 }
 
-/// The executor: one thread, one job at a time, each job's partitions pipelined through its engine.
+impl Active {
+    fn stopped(&self) -> bool {
+        self.error.is_some() || self.job.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Partitions remain to hand to the engine.
+    fn issuing(&self) -> bool {
+        !self.stopped() && self.next < self.proofs.len()
+    }
+
+    /// Nothing more will be issued and everything issued has come back.
+    fn over(&self) -> bool {
+        !self.issuing() && self.reported == self.issued
+    }
+}
+
+/// One engine run's jobs.
+#[derive(Default)]
+struct Run {
+    active: Vec<Active>,
+    /// Feed index -> (job id, partition).
+    index: HashMap<usize, (String, usize)>,
+    next_index: usize,
+}
+
+/// The executor: one thread that runs the engine of one parameter set at a time. Each run starts with the queue's
+/// first job; while it runs, the queue's next job joins it when it proves with the same parameters, so the CPU
+/// synthesizes the next job's partitions while the GPU proves the current one's.
 pub struct Executor {
     pub table: Arc<Table>,
     pub journal: Arc<Journal>,
     pub engines: Arc<Engines>,
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Executor {
     /// Runs jobs until the table stops.
     pub fn run(self) {
-        while let Some(job) = self.table.next() {
-            let started = unix_ms();
-            tracing::info!(job_id = %job.id, kind = job.kind.as_str_name(), "job started");
-            let outcome =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.prove(&job)))
-                    .unwrap_or_else(|panic| {
-                        Err(Failure::Failed(format!(
-                            "internal error (panic): {}",
-                            panic
-                                .downcast_ref::<&str>()
-                                .map(|s| s.to_string())
-                                .or_else(|| panic.downcast_ref::<String>().cloned())
-                                .unwrap_or_default()
-                        )))
-                    });
-            let finished = unix_ms();
-            let mut result = AwaitProofResponse {
-                job_id: job.id.clone(),
-                queue_wait_ms: started.saturating_sub(job.submitted_unix_ms),
-                total_ms: finished.saturating_sub(job.submitted_unix_ms),
-                ..Default::default()
-            };
-            let outcome = match outcome {
-                Ok(_) if job.cancel.load(Ordering::Relaxed) => Err(Failure::Cancelled),
-                other => other,
-            };
-            match outcome {
-                Ok((proof, t)) => {
-                    result.status = Status::Completed as i32;
-                    result.proof = proof;
-                    result.srs_load_ms = t.srs_load.as_millis() as u64;
-                    result.synthesis_ms = t.synthesis.as_millis() as u64;
-                    result.gpu_compute_ms = t.proving.as_millis() as u64;
+        while let Some(first) = self.table.next() {
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                match self.engines.get_or_load(&first.circuit_id) {
+                    Ok((srs, load)) => {
+                        self.run_engine(srs, load.unwrap_or_default(), first.clone())
+                    }
+                    Err(e) => self.conclude_failed(&first, unix_ms(), format!("{e:#}")),
                 }
-                Err(Failure::Cancelled) => result.status = Status::Cancelled as i32,
-                Err(Failure::Failed(message)) => {
-                    result.status = Status::Failed as i32;
-                    result.error_message = message;
+            }));
+            if let Err(panic) = run {
+                let message = format!(
+                    "internal error (panic): {}",
+                    panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default()
+                );
+                // Fail whatever the broken run held, and go on serving.
+                for job in self.table.running() {
+                    self.conclude_failed(&job, unix_ms(), message.clone());
                 }
             }
-            tracing::info!(
-                job_id = %job.id,
-                status = Status::try_from(result.status).map_or("?", |s| s.as_str_name()),
-                total_ms = result.total_ms,
-                error = %result.error_message,
-                "job finished"
-            );
-            finish(&self.table, &self.journal, &job, result);
         }
     }
 
-    fn prove(&self, job: &Job) -> std::result::Result<(Vec<u8>, Timings), Failure> {
-        let record = self.journal.read_job(&job.id)?;
+    /// Reads a job's record back and prepares what it proves.
+    fn prepare(&self, job: &Job) -> std::result::Result<Source, String> {
+        let record = self
+            .journal
+            .read_job(&job.id)
+            .map_err(|e| format!("{e:#}"))?;
         let req = record
             .request
-            .ok_or_else(|| Failure::Failed("the journal record holds no request".into()))?;
+            .ok_or("the journal record holds no request")?;
         match job.kind {
-            ProofKind::PorepSealCommit => self.prove_porep(job, &req),
-            ProofKind::CuzkTestCircuit => self.prove_test(job, &req),
-            other => Err(Failure::Failed(format!(
+            ProofKind::PorepSealCommit => {
+                let c1 = porep::C1Output::from_json(&req.vanilla_proof, &format!("job {}", job.id))
+                    .map_err(|e| e.to_string())?;
+                let parts = porep::Partitions::new(&c1).map_err(|e| e.to_string())?;
+                Ok(Source::Porep {
+                    c1: Box::new(c1),
+                    sector: porep::Sector {
+                        miner_id: req.miner_id,
+                        sector_number: req.sector_number,
+                    },
+                    parts,
+                })
+            }
+            ProofKind::CuzkTestCircuit => {
+                let spec = TestSpec::parse(&req.vanilla_proof)?;
+                Ok(Source::Test(spec.circuit()?))
+            }
+            other => Err(format!(
                 "proof kind {} is not supported",
                 other.as_str_name()
-            ))),
+            )),
         }
     }
 
-    fn prove_test(
-        &self,
-        job: &Job,
-        req: &SubmitProofRequest,
-    ) -> std::result::Result<(Vec<u8>, Timings), Failure> {
-        let spec = TestSpec::parse(&req.vanilla_proof).map_err(Failure::Failed)?;
-        let circuit = spec.circuit().map_err(Failure::Failed)?;
-        let (srs, load) = self.engines.get_or_load(&spec.circuit_id())?;
+    fn run_engine(&self, srs: Arc<Srs>, load: Duration, first: Arc<Job>) {
         let hold = Hold::new(srs);
-        let mut t = Timings {
-            srs_load: load.unwrap_or_default(),
+        let circuit_id = first.circuit_id.clone();
+        let run = Mutex::new(Run::default());
+        let first = Mutex::new(Some(first));
+        let load = Mutex::new(Some(load));
+        let feed = || -> Option<usize> {
+            let mut r = lock(&run);
+            loop {
+                // Jobs stopped (cancelled, or a partition failed) with nothing in flight are over now.
+                while let Some(i) = r.active.iter().position(|a| a.stopped() && a.over()) {
+                    let a = r.active.remove(i);
+                    self.conclude(a);
+                }
+                if let Some(a) = r.active.iter_mut().find(|a| a.issuing()) {
+                    let (id, k) = (a.job.id.clone(), a.next);
+                    a.next += 1;
+                    a.issued += 1;
+                    let index = r.next_index;
+                    r.next_index += 1;
+                    r.index.insert(index, (id, k));
+                    return Some(index);
+                }
+                // The run's first job, then the queue's head while it proves with these parameters.
+                let job = lock(&first)
+                    .take()
+                    .or_else(|| self.table.next_if(|j| j.circuit_id == circuit_id))?;
+                let started_ms = unix_ms();
+                tracing::info!(job_id = %job.id, kind = job.kind.as_str_name(), "job started");
+                match self.prepare(&job) {
+                    Ok(source) => {
+                        let n = source.partitions();
+                        r.active.push(Active {
+                            job,
+                            source: Arc::new(source),
+                            next: 0,
+                            issued: 0,
+                            reported: 0,
+                            proofs: vec![None; n],
+                            error: None,
+                            started_ms,
+                            srs_load: lock(&load).take().unwrap_or_default(),
+                            synthesis: Duration::ZERO,
+                            proving: Duration::ZERO,
+                        });
+                    }
+                    Err(message) => self.conclude_failed(&job, started_ms, message),
+                }
+            }
+        };
+        let synthesis = match &hold.0.kind {
+            SrsKind::Porep(l) => l.synthesis(),
+            SrsKind::Test(_) => porep::Synthesis::Direct,
+        };
+        let synthesize =
+            |index: usize| -> std::result::Result<r1cs_synth::ProvingAssignment, String> {
+                let (job, source, k) = {
+                    let r = lock(&run);
+                    let (id, k) = r.index.get(&index).cloned().ok_or("unknown partition")?;
+                    let a = r.active.iter().find(|a| a.job.id == id).ok_or("job gone")?;
+                    (a.job.clone(), a.source.clone(), k)
+                };
+                if job.cancel.load(Ordering::Relaxed) {
+                    return Err("cancelled".into());
+                }
+                match &*source {
+                    Source::Porep { parts, .. } => {
+                        parts.synthesize(k, synthesis).map_err(|e| e.to_string())
+                    }
+                    Source::Test(circuit) => r1cs_synth::synthesize(
+                        circuit.clone(),
+                        &r1cs_synth::SynthesisOptions::default(),
+                    )
+                    .map_err(|e| e.to_string()),
+                }
+            };
+        let on_done = |o: groth16_pipeline::PartitionOutcome| {
+            let mut r = lock(&run);
+            let Some((id, k)) = r.index.remove(&o.report.partition) else {
+                return;
+            };
+            let Some(i) = r.active.iter().position(|a| a.job.id == id) else {
+                return;
+            };
+            let a = &mut r.active[i];
+            a.reported += 1;
+            a.synthesis += o.report.synthesis;
+            a.proving += o.report.prove_end.saturating_sub(o.report.prove_start);
+            match o.proof {
+                Ok(p) => a.proofs[k] = Some(p),
+                Err(e) if a.error.is_none() && !a.job.cancel.load(Ordering::Relaxed) => {
+                    a.error = Some(format!("partition {k}: {e}"))
+                }
+                Err(_) => {}
+            }
+            if a.over() {
+                let a = r.active.remove(i);
+                self.conclude(a);
+            }
+        };
+        hold.0
+            .engine()
+            .prove_feed(&feed, synthesize, &mut OsRng, on_done);
+        // Every issued partition has come back; whatever is left stopped with nothing in flight.
+        for a in std::mem::take(&mut lock(&run).active) {
+            self.conclude(a);
+        }
+    }
+
+    fn conclude_failed(&self, job: &Arc<Job>, started_ms: u64, message: String) {
+        let result = AwaitProofResponse {
+            job_id: job.id.clone(),
+            status: Status::Failed as i32,
+            error_message: message,
+            queue_wait_ms: started_ms.saturating_sub(job.submitted_unix_ms),
+            total_ms: unix_ms().saturating_sub(job.submitted_unix_ms),
             ..Default::default()
         };
-        let synthesize = |_: usize| {
-            if job.cancel.load(Ordering::Relaxed) {
-                return Err("cancelled".to_string());
-            }
-            r1cs_synth::synthesize(circuit.clone(), &r1cs_synth::SynthesisOptions::default())
-                .map_err(|e| e.to_string())
-        };
-        let (mut outcomes, summary) =
-            hold.0
-                .engine()
-                .prove_partitions(1, synthesize, &mut OsRng, |_| {});
-        if job.cancel.load(Ordering::Relaxed) {
-            return Err(Failure::Cancelled);
-        }
-        let outcome = outcomes
-            .pop()
-            .ok_or_else(|| Failure::Failed("no outcome".into()))?;
-        t.synthesis = outcome.report.synthesis;
-        t.proving = summary.proving;
-        let proof = outcome.proof.map_err(|e| Failure::Failed(e.to_string()))?;
-        Ok((proof.to_bytes().to_vec(), t))
+        self.record(job, result);
     }
 
-    fn prove_porep(
-        &self,
-        job: &Job,
-        req: &SubmitProofRequest,
-    ) -> std::result::Result<(Vec<u8>, Timings), Failure> {
-        let c1 = porep::C1Output::from_json(&req.vanilla_proof, &format!("job {}", job.id))
-            .map_err(|e| Failure::Failed(e.to_string()))?;
-        let sector = porep::Sector {
-            miner_id: req.miner_id,
-            sector_number: req.sector_number,
+    /// Assembles a job's proof (checked by filecoin-proofs for PoRep) or its failure, and records it.
+    fn conclude(&self, a: Active) {
+        let mut result = AwaitProofResponse {
+            job_id: a.job.id.clone(),
+            queue_wait_ms: a.started_ms.saturating_sub(a.job.submitted_unix_ms),
+            srs_load_ms: a.srs_load.as_millis() as u64,
+            synthesis_ms: a.synthesis.as_millis() as u64,
+            gpu_compute_ms: a.proving.as_millis() as u64,
+            ..Default::default()
         };
-        let (srs, load) = self
-            .engines
-            .get_or_load(&porep_circuit_id(c1.registered_proof()))?;
-        let hold = Hold::new(srs);
-        let SrsKind::Porep(loaded) = &hold.0.kind else {
-            return Err(Failure::Failed("parameter set of the wrong kind".into()));
-        };
-        let proof = match porep::prove_until(
-            &c1,
-            &loaded.engine,
-            loaded.synthesis(),
-            &job.cancel,
-            &mut OsRng,
-            |_| {},
-        ) {
-            Ok(p) => p,
-            Err(porep::Error::Cancelled) => return Err(Failure::Cancelled),
-            Err(e) => return Err(Failure::Failed(e.to_string())),
-        };
-        // The chain's own check, as `porep prove` does, before the proof leaves.
-        match porep::verify(&c1, &sector, &proof.bytes) {
-            Ok(true) => {}
-            Ok(false) => {
-                return Err(Failure::Failed(
-                    "filecoin-proofs rejects the proof (a bug: please report it)".into(),
-                ))
+        let outcome: std::result::Result<Vec<u8>, Option<String>> =
+            if a.job.cancel.load(Ordering::Relaxed) {
+                Err(None)
+            } else if let Some(e) = a.error {
+                Err(Some(e))
+            } else {
+                match a
+                    .proofs
+                    .iter()
+                    .map(|p| p.as_ref().map(|p| p.to_bytes()))
+                    .collect::<Option<Vec<_>>>()
+                {
+                    None => Err(Some("a partition has no proof".into())),
+                    Some(proofs) => {
+                        let bytes = proofs.concat();
+                        match &*a.source {
+                            // The chain's own check, as `porep prove` does, before the proof leaves.
+                            Source::Porep { c1, sector, .. } => match porep::verify(
+                                c1, sector, &bytes,
+                            ) {
+                                Ok(true) => Ok(bytes),
+                                Ok(false) => Err(Some(
+                                    "filecoin-proofs rejects the proof (a bug: please report it)"
+                                        .into(),
+                                )),
+                                Err(e) => Err(Some(format!("verifying: {e}"))),
+                            },
+                            Source::Test(_) => Ok(bytes),
+                        }
+                    }
+                }
+            };
+        match outcome {
+            Ok(proof) => {
+                result.status = Status::Completed as i32;
+                result.proof = proof;
             }
-            Err(e) => return Err(Failure::Failed(format!("verifying: {e}"))),
+            Err(None) => result.status = Status::Cancelled as i32,
+            Err(Some(message)) => {
+                result.status = Status::Failed as i32;
+                result.error_message = message;
+            }
         }
-        let t = Timings {
-            srs_load: load.unwrap_or_default(),
-            synthesis: proof.partitions.iter().map(|p| p.report.synthesis).sum(),
-            proving: proof.summary.proving,
-        };
-        Ok((proof.bytes, t))
+        result.total_ms = unix_ms().saturating_sub(a.job.submitted_unix_ms);
+        self.record(&a.job, result);
+    }
+
+    fn record(&self, job: &Arc<Job>, result: AwaitProofResponse) {
+        tracing::info!(
+            job_id = %job.id,
+            status = Status::try_from(result.status).map_or("?", |s| s.as_str_name()),
+            total_ms = result.total_ms,
+            error = %result.error_message,
+            "job finished"
+        );
+        finish(&self.table, &self.journal, job, result);
     }
 }
 

@@ -33,6 +33,8 @@ pub struct Job {
     /// The caller's idempotency key ("" when none was given).
     pub request_id: String,
     pub kind: ProofKind,
+    /// The parameter set it proves with: consecutive queued jobs of one set share an engine run.
+    pub circuit_id: String,
     /// The queue order: higher first (an unspecified priority counts as NORMAL).
     pub priority: Priority,
     /// Acceptance order: first in, first out within a priority.
@@ -49,10 +51,12 @@ pub struct Job {
 }
 
 impl Job {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: String,
         request_id: String,
         kind: ProofKind,
+        circuit_id: String,
         priority: Priority,
         seq: u64,
         submitted_unix_ms: u64,
@@ -66,6 +70,7 @@ impl Job {
             id,
             request_id,
             kind,
+            circuit_id,
             priority,
             seq,
             submitted_unix_ms,
@@ -111,6 +116,7 @@ pub struct Counters {
 pub struct Snapshot {
     /// (kind, pending, running) for every kind with jobs, and always the supported kinds.
     pub queues: Vec<(ProofKind, u32, u32)>,
+    /// The oldest running job.
     pub running: Option<(String, ProofKind)>,
     pub counters: Counters,
     /// Finished jobs whose results are kept.
@@ -148,7 +154,8 @@ struct Inner {
     by_request: HashMap<String, String>,
     queue: BTreeSet<QueueKey>,
     accepting: usize,
-    running: Option<Arc<Job>>,
+    /// Oldest first.
+    running: Vec<Arc<Job>>,
     next_seq: u64,
     counters: Counters,
     stopping: bool,
@@ -192,10 +199,13 @@ impl Table {
     /// The job a request id names, if it is one a repeated submission should get back (queued, running or
     /// completed; a failed or cancelled job is retried by a new one).
     pub fn by_request(&self, request_id: &str) -> Option<Arc<Job>> {
+        Self::existing(&self.lock(), request_id)
+    }
+
+    fn existing(inner: &Inner, request_id: &str) -> Option<Arc<Job>> {
         if request_id.is_empty() {
             return None;
         }
-        let inner = self.lock();
         let job = inner.jobs.get(inner.by_request.get(request_id)?)?;
         let retry =
             matches!(&*job.phase.borrow(), Phase::Done(r) if r.status != Status::Completed as i32);
@@ -203,11 +213,18 @@ impl Table {
     }
 
     /// Admits a submission: the existing job of its request id, a new job, or a refusal when the queue is full.
-    pub fn admit(&self, request_id: &str, kind: ProofKind, priority: Priority) -> Admit {
-        if let Some(job) = self.by_request(request_id) {
+    pub fn admit(
+        &self,
+        request_id: &str,
+        kind: ProofKind,
+        circuit_id: &str,
+        priority: Priority,
+    ) -> Admit {
+        let mut inner = self.lock();
+        // Checked under the same lock as the insert: two submissions of one request id race to one job.
+        if let Some(job) = Self::existing(&inner, request_id) {
             return Admit::Existing(job);
         }
-        let mut inner = self.lock();
         if inner.queue.len() + inner.accepting >= self.max_queue {
             inner.counters.refused_full += 1;
             return Admit::Full {
@@ -219,6 +236,7 @@ impl Table {
             new_job_id(),
             request_id.to_owned(),
             kind,
+            circuit_id.to_owned(),
             priority,
             inner.next_seq,
             unix_ms(),
@@ -304,25 +322,44 @@ impl Table {
             if inner.stopping {
                 return None;
             }
-            if let Some(key) = inner.queue.pop_first() {
-                let job = inner.jobs.get(&key.2).cloned();
-                if let Some(job) = job {
-                    job.phase.send_replace(Phase::Running);
-                    inner.running = Some(job.clone());
-                    return Some(job);
-                }
-                continue;
+            if let Some(job) = Self::pop(&mut inner, |_| true) {
+                return Some(job);
             }
             inner = self.work.wait(inner).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// The queue's first job, now running, if `take` accepts it (without waiting): the executor adds the next job
+    /// to a running engine only when it is next in priority order and proves with the same parameters.
+    pub fn next_if(&self, take: impl Fn(&Job) -> bool) -> Option<Arc<Job>> {
+        let mut inner = self.lock();
+        if inner.stopping {
+            return None;
+        }
+        Self::pop(&mut inner, take)
+    }
+
+    fn pop(inner: &mut Inner, take: impl Fn(&Job) -> bool) -> Option<Arc<Job>> {
+        loop {
+            let key = inner.queue.first()?.clone();
+            let Some(job) = inner.jobs.get(&key.2).cloned() else {
+                inner.queue.remove(&key);
+                continue;
+            };
+            if !take(&job) {
+                return None;
+            }
+            inner.queue.remove(&key);
+            job.phase.send_replace(Phase::Running);
+            inner.running.push(job.clone());
+            return Some(job);
         }
     }
 
     /// Records a job's result (already journaled) and wakes its waiters.
     pub fn finish(&self, job: &Arc<Job>, result: AwaitProofResponse) {
         let mut inner = self.lock();
-        if inner.running.as_ref().is_some_and(|r| r.id == job.id) {
-            inner.running = None;
-        }
+        inner.running.retain(|r| r.id != job.id);
         match Status::try_from(result.status) {
             Ok(Status::Completed) => {
                 inner.counters.completed += 1;
@@ -345,6 +382,10 @@ impl Table {
         let phase = job.phase.borrow().clone();
         match phase {
             Phase::Accepting => Cancel::Accepting,
+            // A second cancel while the first is journaling the result.
+            Phase::Pending if job.cancel.swap(true, Ordering::Relaxed) => {
+                Cancel::Finished(Status::Cancelled)
+            }
             Phase::Pending => {
                 inner.queue.remove(&job.queue_key());
                 // Not running and not queued: nobody else will touch it before the caller finishes it.
@@ -358,6 +399,11 @@ impl Table {
                 Cancel::Finished(Status::try_from(r.status).unwrap_or(Status::Unknown))
             }
         }
+    }
+
+    /// The jobs running now.
+    pub fn running(&self) -> Vec<Arc<Job>> {
+        self.lock().running.clone()
     }
 
     pub fn get(&self, job_id: &str) -> Option<Arc<Job>> {
@@ -420,12 +466,12 @@ impl Table {
                 slot(&mut queues, job.kind).1 += 1;
             }
         }
-        if let Some(job) = &inner.running {
+        for job in &inner.running {
             slot(&mut queues, job.kind).2 += 1;
         }
         Snapshot {
             queues,
-            running: inner.running.as_ref().map(|j| (j.id.clone(), j.kind)),
+            running: inner.running.first().map(|j| (j.id.clone(), j.kind)),
             counters: inner.counters,
             results_kept: inner.jobs.values().filter(|j| j.result().is_some()).count(),
         }
@@ -443,7 +489,12 @@ mod tests {
     use super::*;
 
     fn new_job(t: &Table, request_id: &str, priority: Priority) -> Arc<Job> {
-        match t.admit(request_id, ProofKind::CuzkTestCircuit, priority) {
+        match t.admit(
+            request_id,
+            ProofKind::CuzkTestCircuit,
+            "sha256-b1",
+            priority,
+        ) {
             Admit::New(job) => {
                 t.enqueue(&job);
                 job
@@ -469,6 +520,8 @@ mod tests {
         let high = new_job(&t, "", Priority::High);
         assert_eq!(t.position(&crit), 0);
         assert_eq!(t.position(&low), 4);
+        // A running engine takes the next job only when it is the queue's head.
+        assert!(t.next_if(|j| j.id == high.id).is_none());
         let order: Vec<String> = (0..5).map(|_| t.next().unwrap().id.clone()).collect();
         assert_eq!(
             order,
@@ -482,7 +535,12 @@ mod tests {
         new_job(&t, "", Priority::Normal);
         new_job(&t, "", Priority::Normal);
         assert!(matches!(
-            t.admit("", ProofKind::CuzkTestCircuit, Priority::Normal),
+            t.admit(
+                "",
+                ProofKind::CuzkTestCircuit,
+                "sha256-b1",
+                Priority::Normal
+            ),
             Admit::Full { max: 2 }
         ));
         assert_eq!(t.snapshot(&[]).counters.refused_full, 1);
@@ -490,7 +548,12 @@ mod tests {
         let running = t.next().unwrap();
         assert!(matches!(running.phase.borrow().clone(), Phase::Running));
         assert!(matches!(
-            t.admit("", ProofKind::CuzkTestCircuit, Priority::Normal),
+            t.admit(
+                "",
+                ProofKind::CuzkTestCircuit,
+                "sha256-b1",
+                Priority::Normal
+            ),
             Admit::New(_)
         ));
     }
@@ -499,7 +562,12 @@ mod tests {
     fn a_repeated_request_id_is_the_same_job_unless_it_failed() {
         let t = Table::new(10);
         let first = new_job(&t, "porep-1000-7", Priority::Normal);
-        match t.admit("porep-1000-7", ProofKind::CuzkTestCircuit, Priority::Normal) {
+        match t.admit(
+            "porep-1000-7",
+            ProofKind::CuzkTestCircuit,
+            "sha256-b1",
+            Priority::Normal,
+        ) {
             Admit::Existing(j) => assert_eq!(j.id, first.id),
             other => panic!("{other:?}"),
         }
@@ -509,7 +577,12 @@ mod tests {
         assert_ne!(retry.id, first.id);
         let job = t.next().unwrap();
         t.finish(&job, done(Status::Completed));
-        match t.admit("porep-1000-7", ProofKind::CuzkTestCircuit, Priority::Normal) {
+        match t.admit(
+            "porep-1000-7",
+            ProofKind::CuzkTestCircuit,
+            "sha256-b1",
+            Priority::Normal,
+        ) {
             Admit::Existing(j) => assert_eq!(j.id, retry.id),
             other => panic!("{other:?}"),
         }
@@ -527,7 +600,14 @@ mod tests {
         assert!(matches!(t.cancel(&a.id), Cancel::Running));
         assert!(a.cancel.load(Ordering::Relaxed));
         match t.cancel(&b.id) {
-            Cancel::WasPending(j) => t.finish(&j, done(Status::Cancelled)),
+            Cancel::WasPending(j) => {
+                // A second cancel before the first has finished the job does not take it twice.
+                assert!(matches!(
+                    t.cancel(&b.id),
+                    Cancel::Finished(Status::Cancelled)
+                ));
+                t.finish(&j, done(Status::Cancelled))
+            }
             other => panic!("{other:?}"),
         }
         assert!(matches!(

@@ -239,6 +239,7 @@ mod tests {
                 vanilla_proof: vec![7; 1000],
                 ..Default::default()
             }),
+            circuit_id: "sha256-b1".into(),
         }
     }
 

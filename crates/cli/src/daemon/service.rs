@@ -82,8 +82,8 @@ impl Service {
         })
         .await?;
         drop(permit);
-        checked.map_err(Status::invalid_argument)?;
-        let job = match self.table.admit(&req.request_id, kind, priority) {
+        let circuit_id = checked.map_err(Status::invalid_argument)?;
+        let job = match self.table.admit(&req.request_id, kind, &circuit_id, priority) {
             Admit::Existing(job) => return Ok(self.accepted(&job)),
             Admit::Full { max } => {
                 return Err(Status::resource_exhausted(format!(
@@ -97,6 +97,7 @@ impl Service {
             seq: job.seq,
             submitted_unix_ms: job.submitted_unix_ms,
             request: Some(req),
+            circuit_id,
         };
         let journal = self.journal.clone();
         match Self::blocking(move || journal.write_job(&record)).await {
