@@ -220,6 +220,12 @@ impl Srs {
 /// A reference held while a job proves with a parameter set (so EvictSRS refuses meanwhile).
 struct Hold(Arc<Srs>);
 
+impl std::fmt::Debug for Hold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Hold").field(&self.0.id).finish()
+    }
+}
+
 impl Hold {
     fn new(srs: Arc<Srs>) -> Self {
         srs.refs.fetch_add(1, Ordering::Relaxed);
@@ -369,6 +375,8 @@ impl Source {
 /// A job in an engine run.
 struct Active {
     job: Arc<Job>,
+    // Counts the job among the parameter set's users (EvictSRS refuses meanwhile) until it is concluded.
+    _hold: Hold,
     source: Arc<Source>,
     next: usize,
     issued: usize,
@@ -483,7 +491,6 @@ impl Executor {
     }
 
     fn run_engine(&self, srs: Arc<Srs>, load: Duration, first: Arc<Job>) {
-        let hold = Hold::new(srs);
         let circuit_id = first.circuit_id.clone();
         let run = Mutex::new(Run::default());
         let first = Mutex::new(Some(first));
@@ -506,9 +513,20 @@ impl Executor {
                     return Some(index);
                 }
                 // The run's first job, then the queue's head while it proves with these parameters.
-                let job = lock(&first)
+                let Some(job) = lock(&first)
                     .take()
-                    .or_else(|| self.table.next_if(|j| j.circuit_id == circuit_id))?;
+                    .or_else(|| self.table.next_if(|j| j.circuit_id == circuit_id))
+                else {
+                    if r.active.is_empty() {
+                        return None;
+                    }
+                    // Jobs are still in flight: linger, so a job submitted meanwhile gets every worker rather than
+                    // the few still busy (a worker that returns leaves the run for good).
+                    drop(r);
+                    self.table.wait_for_work(Duration::from_millis(50));
+                    r = lock(&run);
+                    continue;
+                };
                 let started_ms = unix_ms();
                 tracing::info!(job_id = %job.id, kind = job.kind.as_str_name(), "job started");
                 match self.prepare(&job) {
@@ -516,6 +534,7 @@ impl Executor {
                         let n = source.partitions();
                         r.active.push(Active {
                             job,
+                            _hold: Hold::new(srs.clone()),
                             source: Arc::new(source),
                             next: 0,
                             issued: 0,
@@ -532,7 +551,7 @@ impl Executor {
                 }
             }
         };
-        let synthesis = match &hold.0.kind {
+        let synthesis = match &srs.kind {
             SrsKind::Porep(l) => l.synthesis(),
             SrsKind::Test(_) => porep::Synthesis::Direct,
         };
@@ -582,8 +601,7 @@ impl Executor {
                 self.conclude(a);
             }
         };
-        hold.0
-            .engine()
+        srs.engine()
             .prove_feed(&feed, synthesize, &mut OsRng, on_done);
         // Every issued partition has come back; whatever is left stopped with nothing in flight.
         for a in std::mem::take(&mut lock(&run).active) {

@@ -356,6 +356,14 @@ impl Table {
         }
     }
 
+    /// Waits up to `timeout` for a job to be queued (returns at once if one is).
+    pub fn wait_for_work(&self, timeout: std::time::Duration) {
+        let inner = self.lock();
+        if inner.queue.is_empty() && !inner.stopping {
+            let _ = self.work.wait_timeout(inner, timeout);
+        }
+    }
+
     /// Records a job's result (already journaled) and wakes its waiters.
     pub fn finish(&self, job: &Arc<Job>, result: AwaitProofResponse) {
         let mut inner = self.lock();
