@@ -51,6 +51,16 @@ fn workspace_root() -> PathBuf {
         .to_owned()
 }
 
+/// Creates the Python virtual environment `venv` and installs `packages` (pinned versions) into it.
+fn venv_install(venv: &Path, packages: &[&str]) -> Result<()> {
+    let v = venv.to_str().context("non-UTF-8 path")?;
+    run("python3", &["-m", "venv", v])?;
+    let pip = venv.join("bin/pip");
+    let mut args = vec!["install", "-q"];
+    args.extend_from_slice(packages);
+    run(pip.to_str().context("non-UTF-8 path")?, &args)
+}
+
 /// Installs the toolchain into a virtual environment under target/ and returns the nvcc path.
 pub(crate) fn cuda_toolchain() -> Result<PathBuf> {
     let venv = workspace_root().join("target/cuda-toolchain");
@@ -62,12 +72,7 @@ pub(crate) fn cuda_toolchain() -> Result<PathBuf> {
         })
     };
     if find(&venv).is_none() {
-        let v = venv.to_str().context("non-UTF-8 path")?;
-        run("python3", &["-m", "venv", v])?;
-        let pip = venv.join("bin/pip");
-        let mut args = vec!["install", "-q"];
-        args.extend_from_slice(CUDA_PACKAGES);
-        run(pip.to_str().context("non-UTF-8 path")?, &args)?;
+        venv_install(&venv, CUDA_PACKAGES)?;
     }
     find(&venv).context(
         "the toolchain installed, but nvcc is not where the nvidia-cuda-nvcc package puts it",
@@ -88,12 +93,7 @@ fn py_grpc() -> Result<PathBuf> {
             .is_ok_and(|o| o.status.success())
     };
     if !ready() {
-        let v = venv.to_str().context("non-UTF-8 path")?;
-        run("python3", &["-m", "venv", v])?;
-        let pip = venv.join("bin/pip");
-        let mut args = vec!["install", "-q"];
-        args.extend_from_slice(PY_GRPC_PACKAGES);
-        run(pip.to_str().context("non-UTF-8 path")?, &args)?;
+        venv_install(&venv, PY_GRPC_PACKAGES)?;
     }
     if !ready() {
         bail!(

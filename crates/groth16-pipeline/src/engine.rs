@@ -31,6 +31,15 @@ use crate::{
     ProofTimings, ProverOptions, Result, GPU_MSM_MIN_LOG2,
 };
 
+/// The message a caught panic carries (`panic!` with a string or a format), or "(no message)".
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}
+
 /// An error from the caller's synthesis of a partition.
 pub type SynthesisError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -321,14 +330,7 @@ impl Engine {
             match catch_unwind(AssertUnwindSafe(run)) {
                 Ok(Ok(pa)) => Ok(pa),
                 Ok(Err(e)) => Err(e.into().to_string()),
-                Err(panic) => Err(format!(
-                    "synthesis panicked: {}",
-                    panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "(no message)".into())
-                )),
+                Err(panic) => Err(format!("synthesis panicked: {}", panic_message(&*panic))),
             }
         };
         let slots = Slots {

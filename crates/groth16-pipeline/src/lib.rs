@@ -7,7 +7,8 @@ mod prover;
 mod verifier;
 
 pub use engine::{
-    Engine, EngineOptions, PartitionOutcome, PartitionReport, RunSummary, SynthesisError,
+    panic_message, Engine, EngineOptions, PartitionOutcome, PartitionReport, RunSummary,
+    SynthesisError,
 };
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{

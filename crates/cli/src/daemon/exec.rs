@@ -442,11 +442,7 @@ impl Executor {
             if let Err(panic) = run {
                 let message = format!(
                     "internal error (panic): {}",
-                    panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_default()
+                    groth16_pipeline::panic_message(&*panic)
                 );
                 // Fail whatever the broken run held, and go on serving.
                 for job in self.table.running() {
