@@ -34,6 +34,9 @@ pub struct ClientArgs {
         global = true
     )]
     token_file: Option<PathBuf>,
+    /// Give up on the call after this many seconds (exit 2; a submitted job goes on in the daemon).
+    #[arg(long, value_name = "SECONDS", global = true)]
+    deadline_s: Option<u64>,
     #[command(subcommand)]
     call: Call,
 }
@@ -279,7 +282,8 @@ pub fn run(a: ClientArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(async move {
+    let deadline = a.deadline_s.map(std::time::Duration::from_secs);
+    let call = async move {
         let mut c = connect(&a.addr, token.as_deref()).await?;
         let rpc = |s: tonic::Status| anyhow::anyhow!("{:?}: {}", s.code(), s.message());
         match a.call {
@@ -287,7 +291,10 @@ pub fn run(a: ClientArgs) -> Result<ExitCode> {
                 let (req, inputs) = job.request()?;
                 let r = c.submit_proof(req).await.map_err(rpc)?.into_inner();
                 job.write_inputs(inputs)?;
-                println!("{}", json!({"job_id": r.job_id, "queue_position": r.queue_position}));
+                println!(
+                    "{}",
+                    json!({"job_id": r.job_id, "queue_position": r.queue_position})
+                );
                 Ok(ExitCode::SUCCESS)
             }
             Call::Await(w) => {
@@ -323,7 +330,11 @@ pub fn run(a: ClientArgs) -> Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
             Call::Status => {
-                let s = c.get_status(GetStatusRequest {}).await.map_err(rpc)?.into_inner();
+                let s = c
+                    .get_status(GetStatusRequest {})
+                    .await
+                    .map_err(rpc)?
+                    .into_inner();
                 println!(
                     "{}",
                     json!({
@@ -350,28 +361,50 @@ pub fn run(a: ClientArgs) -> Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
             Call::Metrics => {
-                let m = c.get_metrics(GetMetricsRequest {}).await.map_err(rpc)?.into_inner();
+                let m = c
+                    .get_metrics(GetMetricsRequest {})
+                    .await
+                    .map_err(rpc)?
+                    .into_inner();
                 print!("{}", m.prometheus_text);
                 Ok(ExitCode::SUCCESS)
             }
             Call::Preload(id) => {
                 let r = c
-                    .preload_srs(PreloadSrsRequest { circuit_id: id.circuit_id })
+                    .preload_srs(PreloadSrsRequest {
+                        circuit_id: id.circuit_id,
+                    })
                     .await
                     .map_err(rpc)?
                     .into_inner();
-                println!("{}", json!({"already_loaded": r.already_loaded, "load_time_ms": r.load_time_ms}));
+                println!(
+                    "{}",
+                    json!({"already_loaded": r.already_loaded, "load_time_ms": r.load_time_ms})
+                );
                 Ok(ExitCode::SUCCESS)
             }
             Call::Evict(id) => {
                 let r = c
-                    .evict_srs(EvictSrsRequest { circuit_id: id.circuit_id })
+                    .evict_srs(EvictSrsRequest {
+                        circuit_id: id.circuit_id,
+                    })
                     .await
                     .map_err(rpc)?
                     .into_inner();
-                println!("{}", json!({"was_loaded": r.was_loaded, "freed_bytes": r.freed_bytes}));
+                println!(
+                    "{}",
+                    json!({"was_loaded": r.was_loaded, "freed_bytes": r.freed_bytes})
+                );
                 Ok(ExitCode::SUCCESS)
             }
+        }
+    };
+    runtime.block_on(async move {
+        match deadline {
+            None => call.await,
+            Some(d) => tokio::time::timeout(d, call)
+                .await
+                .map_err(|_| anyhow::anyhow!("no answer within --deadline-s {}", d.as_secs()))?,
         }
     })
 }

@@ -93,9 +93,10 @@ impl Daemon {
     }
 
     fn client(&self, args: &[&str]) -> Output {
+        // Every call is bounded in time: a daemon that stops answering fails the test instead of hanging it.
         cuzk_command()
             .arg("client")
-            .args(["--addr", &self.addr])
+            .args(["--addr", &self.addr, "--deadline-s", "300"])
             .args(args)
             .output()
             .unwrap()
