@@ -94,6 +94,10 @@ def main():
     expect_error(lambda: stub.SubmitProof(pb.SubmitProofRequest(
         proof_kind=pb.CUZK_TEST_CIRCUIT, vanilla_proof=b'{"circuit":"sha256","blocks":1}', priority=9)),
                  grpc.StatusCode.INVALID_ARGUMENT, "unknown priority")
+    # Bytes that are not a SubmitProofRequest at all (a length-delimited field running past the end).
+    raw = channel.unary_unary("/cuzk.v1.ProvingEngine/SubmitProof",
+                              request_serializer=lambda b: b, response_deserializer=lambda b: b)
+    expect_error(lambda: raw(b"\x0a\xff\xff\xff\x0f\x00"), grpc.StatusCode.INTERNAL, "decode")
     expect_error(lambda: stub.AwaitProof(pb.AwaitProofRequest(job_id="nope")), grpc.StatusCode.NOT_FOUND, "nope")
     expect_error(lambda: stub.CancelProof(pb.CancelProofRequest(job_id="nope")), grpc.StatusCode.NOT_FOUND, "nope")
     expect_error(lambda: stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="snap-32g")),

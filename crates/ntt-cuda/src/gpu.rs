@@ -30,6 +30,7 @@ pub enum Order {
 #[cfg(has_cuda)]
 mod imp {
     use std::ffi::{c_void, CStr};
+    use std::sync::atomic::Ordering;
     use std::sync::OnceLock;
 
     use ff::Field;
@@ -239,6 +240,7 @@ mod imp {
             let mut ptr = std::ptr::null_mut();
             // SAFETY: out-parameter.
             check(unsafe { ffi::cuzk_host_alloc_pinned(&mut ptr, len.max(1) * 32) })?;
+            super::PINNED_BYTES.fetch_add(len.max(1) as u64 * 32, Ordering::Relaxed);
             let ptr = ptr.cast::<Scalar>();
             // SAFETY: the allocation holds len scalars; zero bytes are the scalar zero.
             unsafe { std::ptr::write_bytes(ptr, 0, len) };
@@ -272,6 +274,7 @@ mod imp {
         fn drop(&mut self) {
             // SAFETY: allocated by cuzk_host_alloc_pinned, freed once.
             let _ = unsafe { ffi::cuzk_host_free_pinned(self.ptr.cast()) };
+            super::PINNED_BYTES.fetch_sub(self.len.max(1) as u64 * 32, Ordering::Relaxed);
         }
     }
 
@@ -280,6 +283,7 @@ mod imp {
     #[derive(Debug)]
     pub struct Registered<'a> {
         ptr: *mut c_void,
+        bytes: u64,
         _data: std::marker::PhantomData<&'a [Scalar]>,
     }
 
@@ -296,8 +300,11 @@ mod imp {
                 check(unsafe { ffi::cuzk_host_register(ptr, std::mem::size_of_val(data)) })?;
                 ptr
             };
+            let bytes = std::mem::size_of_val(data) as u64;
+            super::PINNED_BYTES.fetch_add(bytes, Ordering::Relaxed);
             Ok(Registered {
                 ptr,
+                bytes,
                 _data: std::marker::PhantomData,
             })
         }
@@ -309,6 +316,7 @@ mod imp {
                 // SAFETY: registered by `new`, unregistered once.
                 let _ = unsafe { ffi::cuzk_host_unregister(self.ptr) };
             }
+            super::PINNED_BYTES.fetch_sub(self.bytes, Ordering::Relaxed);
         }
     }
 
@@ -744,6 +752,14 @@ impl GpuDomain {
 /// [`Error::NoDevice`].
 pub fn device() -> Result<String> {
     imp::device()
+}
+
+static PINNED_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Host bytes this process holds page-locked (pinned) now: the staging chunks and pinned buffers, and host
+/// memory registered in place for the duration of a proof.
+pub fn pinned_bytes() -> u64 {
+    PINNED_BYTES.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Free and total bytes of the GPU's memory, or [`Error::NoDevice`].

@@ -392,8 +392,9 @@ impl ProvingEngine for Service {
             total_proofs_completed: s.counters.completed,
             total_proofs_failed: s.counters.failed,
             uptime_seconds: self.started.elapsed().as_secs(),
-            // The engine's pinned staging buffers are not accounted yet.
-            pinned_memory_bytes: 0,
+            // The staging chunks (pinned once per process) and any memory registered for a proof in progress.
+            pinned_memory_bytes: ntt_cuda::gpu::pinned_bytes(),
+            // No limit is configured: pinned memory is the fixed staging chunks, not a pool that grows.
             pinned_memory_limit_bytes: 0,
         }))
     }
