@@ -409,6 +409,8 @@ impl Active {
 #[derive(Default)]
 struct Run {
     active: Vec<Active>,
+    /// Jobs taken from the queue and being prepared (outside the lock).
+    preparing: usize,
     /// Feed index -> (job id, partition).
     index: HashMap<usize, (String, usize)>,
     next_index: usize,
@@ -513,7 +515,7 @@ impl Executor {
                     .take()
                     .or_else(|| self.table.next_if(|j| j.circuit_id == circuit_id))
                 else {
-                    if r.active.is_empty() {
+                    if r.active.is_empty() && r.preparing == 0 {
                         return None;
                     }
                     // Jobs are still in flight: linger, so a job submitted meanwhile gets every worker rather than
@@ -525,7 +527,14 @@ impl Executor {
                 };
                 let started_ms = unix_ms();
                 tracing::info!(job_id = %job.id, kind = job.kind.as_str_name(), "job started");
-                match self.prepare(&job) {
+                // Reading the record and parsing a C1 output (tens of MB at 32 GiB) happen without the run's lock,
+                // so the prover's completions and the other workers do not wait for them.
+                r.preparing += 1;
+                drop(r);
+                let prepared = self.prepare(&job);
+                r = lock(&run);
+                r.preparing -= 1;
+                match prepared {
                     Ok(source) => {
                         let n = source.partitions();
                         r.active.push(Active {
