@@ -168,7 +168,6 @@ impl Progress {
     }
 }
 
-/// Peak resident set size of this process in MiB (Linux `VmHWM`), if readable.
 /// The kernel's estimate of memory available to new work (`MemAvailable` in `/proc/meminfo`), bytes.
 #[cfg(feature = "porep")]
 pub fn mem_available_bytes() -> Option<u64> {
@@ -178,6 +177,7 @@ pub fn mem_available_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Peak resident set size of this process in MiB (Linux `VmHWM`), if readable.
 pub fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;

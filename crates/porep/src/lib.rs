@@ -21,8 +21,8 @@ pub mod stats;
 pub use c1::{C1Output, Sector};
 pub use filecoin_proofs_api::RegisteredSealProof;
 pub use prove::{
-    compiled_shape, prove, prove_copies, prove_until, synthesize_partition, verify, Partitions,
-    PorepProof, Synthesis, PARTITION_PROOF_BYTES,
+    compiled_shape, prove, prove_copies, synthesize_partition, verify, Partitions, PorepProof,
+    Synthesis, PARTITION_PROOF_BYTES,
 };
 
 use std::path::PathBuf;
@@ -81,9 +81,6 @@ pub enum Error {
     /// The Filecoin proof crates reported an error.
     #[error("filecoin-proofs: {0}")]
     Filecoin(String),
-    /// The caller's cancel flag was raised before every partition was proved.
-    #[error("cancelled")]
-    Cancelled,
 }
 
 /// Result alias of this crate.

@@ -4,7 +4,6 @@ use filecoin_proofs::{with_shape, DefaultPieceHasher};
 use filecoin_proofs_api::SectorId;
 use groth16_pipeline::{Engine, PartitionOutcome, RunSummary};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use r1cs_synth::{synthesize, CompiledShape, ProvingAssignment, SynthesisOptions};
 use rand_core::RngCore;
@@ -192,26 +191,7 @@ pub fn prove(
     rng: &mut impl RngCore,
     on_done: impl FnMut(&PartitionOutcome),
 ) -> Result<PorepProof> {
-    prove_until(c1, engine, synthesis, &AtomicBool::new(false), rng, on_done)
-}
-
-/// [`prove`], stopping early once `cancel` is raised: partitions not yet synthesized are skipped (one being proved
-/// finishes), and the result is [`Error::Cancelled`].
-///
-/// # Errors
-/// As [`prove`], and [`Error::Cancelled`].
-pub fn prove_until(
-    c1: &C1Output,
-    engine: &Engine,
-    synthesis: Synthesis<'_>,
-    cancel: &AtomicBool,
-    rng: &mut impl RngCore,
-    on_done: impl FnMut(&PartitionOutcome),
-) -> Result<PorepProof> {
-    let (partitions, summary) = prove_parts(c1, engine, synthesis, 1, cancel, rng, on_done)?;
-    if cancel.load(Ordering::Relaxed) {
-        return Err(Error::Cancelled);
-    }
+    let (partitions, summary) = prove_copies(c1, engine, synthesis, 1, rng, on_done)?;
     let mut bytes = Vec::with_capacity(PARTITION_PROOF_BYTES * partitions.len());
     for (k, outcome) in partitions.iter().enumerate() {
         match &outcome.proof {
@@ -245,34 +225,9 @@ pub fn prove_copies(
     rng: &mut impl RngCore,
     on_done: impl FnMut(&PartitionOutcome),
 ) -> Result<(Vec<PartitionOutcome>, RunSummary)> {
-    prove_parts(
-        c1,
-        engine,
-        synthesis,
-        copies,
-        &AtomicBool::new(false),
-        rng,
-        on_done,
-    )
-}
-
-fn prove_parts(
-    c1: &C1Output,
-    engine: &Engine,
-    synthesis: Synthesis<'_>,
-    copies: usize,
-    cancel: &AtomicBool,
-    rng: &mut impl RngCore,
-    on_done: impl FnMut(&PartitionOutcome),
-) -> Result<(Vec<PartitionOutcome>, RunSummary)> {
     let parts = Partitions::new(c1)?;
     let count = parts.count();
-    let synthesize_partition = |i: usize| -> std::result::Result<ProvingAssignment, Error> {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Cancelled);
-        }
-        parts.synthesize(i % count, synthesis)
-    };
+    let synthesize_partition = |i: usize| parts.synthesize(i % count, synthesis);
     Ok(engine.prove_partitions(count * copies, synthesize_partition, rng, on_done))
 }
 

@@ -185,19 +185,12 @@ fn validate_porep(req: &SubmitProofRequest) -> std::result::Result<String, Strin
     Ok(porep_circuit_id(c1.registered_proof()))
 }
 
-/// A loaded parameter set.
+/// A loaded parameter set: its engine, and the compiled shape when PoRep synthesis is compiled.
 pub struct Srs {
     pub id: String,
-    pub kind: SrsKind,
-    /// Host bytes of its points.
-    pub size_bytes: u64,
+    pub loaded: Loaded,
     /// Jobs proving with it now.
     pub refs: AtomicU32,
-}
-
-pub enum SrsKind {
-    Porep(Box<Loaded>),
-    Test(Box<Engine>),
 }
 
 impl std::fmt::Debug for Srs {
@@ -209,11 +202,9 @@ impl std::fmt::Debug for Srs {
 }
 
 impl Srs {
-    fn engine(&self) -> &Engine {
-        match &self.kind {
-            SrsKind::Porep(l) => &l.engine,
-            SrsKind::Test(e) => e,
-        }
+    /// Host bytes of its points.
+    fn size_bytes(&self) -> u64 {
+        Engine::params_bytes(self.loaded.engine.params())
     }
 }
 
@@ -272,7 +263,7 @@ impl Engines {
         let mut v: Vec<_> = self
             .map()
             .values()
-            .map(|s| (s.id.clone(), s.size_bytes, s.refs.load(Ordering::Relaxed)))
+            .map(|s| (s.id.clone(), s.size_bytes(), s.refs.load(Ordering::Relaxed)))
             .collect();
         v.sort();
         v
@@ -291,26 +282,16 @@ impl Engines {
         let parsed = CircuitId::parse(id).map_err(anyhow::Error::msg)?;
         let mut report = Report::new("daemon load");
         let progress = Progress::new(true);
-        let kind = match parsed {
-            CircuitId::Porep(rp) => SrsKind::Porep(Box::new(crate::porep_cmd::load_engine(
-                rp,
-                &self.args,
-                &progress,
-                &mut report,
-            )?)),
-            CircuitId::Test { blocks } => {
-                SrsKind::Test(Box::new(self.load_test(blocks, &mut report)?))
+        let loaded = match parsed {
+            CircuitId::Porep(rp) => {
+                crate::porep_cmd::load_engine(rp, &self.args, &progress, &mut report)?
             }
-        };
-        let size_bytes = match &kind {
-            SrsKind::Porep(l) => Engine::params_bytes(l.engine.params()),
-            SrsKind::Test(e) => Engine::params_bytes(e.params()),
+            CircuitId::Test { blocks } => self.load_test(blocks, &mut report)?,
         };
         report.log();
         let srs = Arc::new(Srs {
             id: id.to_owned(),
-            kind,
-            size_bytes,
+            loaded,
             refs: AtomicU32::new(0),
         });
         self.map().insert(id.to_owned(), srs.clone());
@@ -322,7 +303,8 @@ impl Engines {
         Ok((srs, Some(t.elapsed())))
     }
 
-    fn load_test(&self, blocks: usize, report: &mut Report) -> Result<Engine> {
+    /// A test circuit's engine (direct synthesis: no compiled shape).
+    fn load_test(&self, blocks: usize, report: &mut Report) -> Result<Loaded> {
         let blank = Sha256Circuit::blank(blocks);
         let path = self
             .args
@@ -339,7 +321,13 @@ impl Engines {
         )
         .with_context(|| format!("reading {}", path.display()))?;
         let opts = self.args.options(&params, report);
-        Engine::new(Arc::new(params), opts).context("starting the engine")
+        let (workers, max_in_flight) = (opts.synthesis_workers, opts.max_in_flight);
+        Ok(Loaded {
+            engine: Engine::new(Arc::new(params), opts).context("starting the engine")?,
+            shape: None,
+            workers,
+            max_in_flight,
+        })
     }
 
     /// Drops a loaded set unless jobs are using it: Ok(Some(bytes)) when dropped, Ok(None) when it was not loaded.
@@ -348,7 +336,7 @@ impl Engines {
         match map.get(id) {
             None => Ok(None),
             Some(s) if s.refs.load(Ordering::Relaxed) > 0 => Err(s.refs.load(Ordering::Relaxed)),
-            Some(_) => Ok(map.remove(id).map(|s| s.size_bytes)),
+            Some(_) => Ok(map.remove(id).map(|s| s.size_bytes())),
         }
     }
 }
@@ -556,10 +544,7 @@ impl Executor {
                 }
             }
         };
-        let synthesis = match &srs.kind {
-            SrsKind::Porep(l) => l.synthesis(),
-            SrsKind::Test(_) => porep::Synthesis::Direct,
-        };
+        let synthesis = srs.loaded.synthesis();
         let synthesize =
             |index: usize| -> std::result::Result<r1cs_synth::ProvingAssignment, String> {
                 let (job, source, k) = {
@@ -606,7 +591,8 @@ impl Executor {
                 self.conclude(a);
             }
         };
-        srs.engine()
+        srs.loaded
+            .engine
             .prove_feed(&feed, synthesize, &mut OsRng, on_done);
         // Every issued partition has come back; whatever is left stopped with nothing in flight.
         for a in std::mem::take(&mut lock(&run).active) {
