@@ -23,6 +23,8 @@ struct FrModulus {
     static constexpr int N = 8;
     static constexpr uint32_t INV = 0xffffffffu;  // -p^-1 mod 2^32
     __device__ __forceinline__ static uint32_t p(int i) { return FR_P[i]; }
+    // The field product (see mont.cuh for the forms and why this one).
+    __device__ __forceinline__ static fr_t mul(const fr_t& a, const fr_t& b) { return mont_mul<FrModulus>(a, b); }
 };
 
 __device__ __forceinline__ fr_t fr_zero() { return mont_zero<FrModulus>(); }
@@ -41,7 +43,7 @@ __device__ __forceinline__ bool fr_is_zero(const fr_t& a) { return mont_is_zero<
 __device__ __forceinline__ fr_t fr_add(const fr_t& a, const fr_t& b) { return mont_add<FrModulus>(a, b); }
 __device__ __forceinline__ fr_t fr_sub(const fr_t& a, const fr_t& b) { return mont_sub<FrModulus>(a, b); }
 __device__ __forceinline__ fr_t fr_neg(const fr_t& a) { return fr_sub(fr_zero(), a); }
-__device__ __forceinline__ fr_t fr_mul(const fr_t& a, const fr_t& b) { return mont_mul<FrModulus>(a, b); }
+__device__ __forceinline__ fr_t fr_mul(const fr_t& a, const fr_t& b) { return FrModulus::mul(a, b); }
 __device__ __forceinline__ fr_t fr_sqr(const fr_t& a) { return fr_mul(a, a); }
 
 // a^e for a 256-bit exponent given as little-endian 32-bit words (a plain integer, not Montgomery).
