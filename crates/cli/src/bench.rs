@@ -37,6 +37,9 @@ pub struct NttArgs {
     /// Timed repetitions per case (after one warm-up); the median is reported.
     #[arg(long, default_value_t = 10)]
     iterations: u32,
+    /// Skip the H runs from host memory (pageable, staged and pinned uploads); keep only data already on the device.
+    #[arg(long)]
+    device_only: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -132,6 +135,9 @@ fn ntt(a: NttArgs) -> Result<()> {
         );
         // From host memory: pageable (as a prover without pinned buffers sees it), then pinned (allocated once, reused).
         drop((da, db, dc));
+        if a.device_only {
+            continue;
+        }
         let host = fill(n, 4);
         let t = Instant::now();
         let (h, _) = gpu::h_polynomial_on_device(&domain, &host, &host, &host)?;

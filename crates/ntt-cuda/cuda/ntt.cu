@@ -1,10 +1,12 @@
 // NTT over the BLS12-381 scalar field, and Groth16's H polynomial, on the GPU.
 //
-// Transforms run as passes of up to 10 radix-2 stages each in shared memory (1024 scalars per block):
-// decimation in frequency (natural in, bit-reversed out) and in time (bit-reversed in, natural out).
+// Transforms run as passes of up to 10 stages each in shared memory (1024 scalars per block), two stages per trip
+// through shared memory (radix 4): decimation in frequency (natural in, bit-reversed out) and in time (bit-reversed
+// in, natural out). A natural-to-natural transform adds a tiled bit reversal.
 // Twiddles w^i (i < n/2) for both directions are computed once per domain and stay on the device.
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "fr.cuh"
@@ -44,24 +46,27 @@ __device__ __forceinline__ void store(fr_t* p, const fr_t& v) {
     q[1] = make_uint4(v.l[4], v.l[5], v.l[6], v.l[7]);
 }
 
-// (*base)^(start + k) for k < chunk, one chunk per thread; the base is read from device memory.
-__global__ void powers_kernel(fr_t* out, uint64_t count, const fr_t* base, uint32_t chunk) {
+// first * (*base)^(start + k) for k < chunk, one chunk per thread; base and first (1 when null) are read from device
+// memory.
+__global__ void powers_kernel(fr_t* out, uint64_t count, const fr_t* base, const fr_t* first, uint32_t chunk) {
     uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     uint64_t start = t * chunk;
     if (start >= count) return;
     const fr_t b = *base;
     fr_t cur = fr_pow_u64(b, start);
+    if (first) cur = fr_mul(cur, *first);
     for (uint32_t k = 0; k < chunk && start + k < count; k++) {
         out[start + k] = cur;
         cur = fr_mul(cur, b);
     }
 }
 
-cuzk_status fill_powers(fr_t* out, uint64_t count, const fr_t* base_dev, cudaStream_t stream) {
+cuzk_status fill_powers(fr_t* out, uint64_t count, const fr_t* base_dev, cudaStream_t stream,
+                        const fr_t* first_dev = nullptr) {
     const uint32_t chunk = 64, threads = 256;
     uint64_t workers = (count + chunk - 1) / chunk;
     uint32_t blocks = (uint32_t)((workers + threads - 1) / threads);
-    powers_kernel<<<blocks, threads, 0, stream>>>(out, count, base_dev, chunk);
+    powers_kernel<<<blocks, threads, 0, stream>>>(out, count, base_dev, first_dev, chunk);
     CUZK_TRY_LAUNCH("powers_kernel");
     return status_ok();
 }
@@ -75,10 +80,31 @@ struct PassShape {
     uint32_t s0, k, low_bits, log_glow, log_ghigh;
 };
 
+// DIF butterfly (u, v) -> (u + v, (u - v) w); DIT (u, v) -> (u + v w, u - v w).
+template <bool DIT, bool FOLD = false>
+__device__ __forceinline__ void butterfly(fr_t& u, fr_t& v, const fr_t& w) {
+    auto mul = [](const fr_t& x, const fr_t& y) { return FOLD ? mont_mul_fold<FrModulus>(x, y) : fr_mul(x, y); };
+    if (DIT) {
+        const fr_t t = mul(v, w);
+        v = fr_sub(u, t);
+        u = fr_add(u, t);
+    } else {
+        const fr_t d = fr_sub(u, v);
+        u = fr_add(u, v);
+        v = mul(d, w);
+    }
+}
+
 // One pass of k radix-2 stages over groups of 2^k scalars spaced 2^low_bits apart.
 // A block holds 2^log_glow groups adjacent in the low bits (coalesced loads) times 2^log_ghigh groups in the high bits.
-template <bool DIT>
-__global__ void ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw) {
+// Stages go two at a time (radix 4): a thread takes the four scalars that two consecutive stages pair up, so each
+// round is one trip through shared memory and one barrier for two stages, and a thread's two butterflies per stage
+// are independent work for the scheduler. An odd stage left over runs radix 2. Twiddles w^e are read from the
+// domain's table (e < n/2) at the start of each round, so the second stage's loads wait behind the first's work.
+constexpr uint32_t PASS_MAX_THREADS = 256;
+
+template <bool DIT, bool FOLD>
+__global__ void __launch_bounds__(PASS_MAX_THREADS, 3) ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw) {
     extern __shared__ fr_t smem[];
     const uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
     const uint32_t e = 1u << log_e;
@@ -92,43 +118,82 @@ __global__ void ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* _
         uint64_t hi = hi_base + (l >> (ps.log_glow + ps.k));
         return (hi << (ps.low_bits + ps.k)) | (m << ps.low_bits) | lo;
     };
-    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) smem[l] = load(&data[global_index(l)]);
-    __syncthreads();
-    for (uint32_t st = 0; st < ps.k; st++) {
-        const uint32_t pos = DIT ? st : ps.k - 1 - st;  // which bit of m pairs the butterfly
-        const uint32_t s = ps.s0 + st;                  // global stage
-        const uint32_t q = ps.log_glow + pos;
+    // Exponent of the twiddle of the butterfly whose lower scalar is l, at global stage s.
+    auto twiddle = [&](uint32_t l, uint32_t s) -> fr_t {
         const uint64_t half_mask = DIT ? ((1ull << s) - 1) : ((1ull << (log_n - s - 1)) - 1);
         const uint32_t shift = DIT ? (log_n - s - 1) : s;
-        for (uint32_t bt = threadIdx.x; bt < e / 2; bt += blockDim.x) {
-            uint32_t l1 = ((bt >> q) << (q + 1)) | (bt & ((1u << q) - 1));
-            uint32_t l2 = l1 | (1u << q);
-            uint64_t exp = (global_index(l1) & half_mask) << shift;
-            fr_t w = tw[exp];
-            fr_t u = smem[l1], v = smem[l2];
+        return tw[(global_index(l) & half_mask) << shift];
+    };
+    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) smem[l] = load(&data[global_index(l)]);
+    __syncthreads();
+    uint32_t st = 0;
+    for (; st + 2 <= ps.k; st += 2) {
+        // DIF pairs bits from the top of m down, DIT from the bottom up; this round's two bits, in l, are q and q + 1.
+        const uint32_t q = ps.log_glow + (DIT ? st : ps.k - 2 - st);
+        const uint32_t s = ps.s0 + st;  // global stage of this round's first half
+        for (uint32_t qd = threadIdx.x; qd < e / 4; qd += blockDim.x) {
+            const uint32_t l0 = ((qd >> q) << (q + 2)) | (qd & ((1u << q) - 1));
+            const uint32_t l1 = l0 | (1u << q), l2 = l0 | (2u << q), l3 = l0 | (3u << q);
+            fr_t x0 = smem[l0], x1 = smem[l1], x2 = smem[l2], x3 = smem[l3];
             if (DIT) {
-                fr_t t = fr_mul(v, w);
-                smem[l1] = fr_add(u, t);
-                smem[l2] = fr_sub(u, t);
+                // Low bit first: (x0, x1), (x2, x3) at stage s; then the high bit: (x0, x2), (x1, x3) at s + 1.
+                const fr_t wa = twiddle(l0, s), wb = twiddle(l2, s), wc = twiddle(l0, s + 1), wd = twiddle(l1, s + 1);
+                butterfly<true, FOLD>(x0, x1, wa);
+                butterfly<true, FOLD>(x2, x3, wb);
+                butterfly<true, FOLD>(x0, x2, wc);
+                butterfly<true, FOLD>(x1, x3, wd);
             } else {
-                smem[l1] = fr_add(u, v);
-                smem[l2] = fr_mul(fr_sub(u, v), w);
+                // High bit first: (x0, x2), (x1, x3) at stage s; then the low bit: (x0, x1), (x2, x3) at s + 1.
+                const fr_t wa = twiddle(l0, s), wb = twiddle(l1, s), wc = twiddle(l0, s + 1), wd = twiddle(l2, s + 1);
+                butterfly<false, FOLD>(x0, x2, wa);
+                butterfly<false, FOLD>(x1, x3, wb);
+                butterfly<false, FOLD>(x0, x1, wc);
+                butterfly<false, FOLD>(x2, x3, wd);
             }
+            smem[l0] = x0;
+            smem[l1] = x1;
+            smem[l2] = x2;
+            smem[l3] = x3;
+        }
+        __syncthreads();
+    }
+    if (st < ps.k) {
+        const uint32_t q = ps.log_glow + (DIT ? st : 0);
+        const uint32_t s = ps.s0 + st;
+        for (uint32_t bt = threadIdx.x; bt < e / 2; bt += blockDim.x) {
+            const uint32_t l1 = ((bt >> q) << (q + 1)) | (bt & ((1u << q) - 1));
+            const uint32_t l2 = l1 | (1u << q);
+            const fr_t w = twiddle(l1, s);
+            fr_t u = smem[l1], v = smem[l2];
+            butterfly<DIT, FOLD>(u, v, w);
+            smem[l1] = u;
+            smem[l2] = v;
         }
         __syncthreads();
     }
     for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) store(&data[global_index(l)], smem[l]);
 }
 
-// Threads per pass block (each does e / 2 / threads butterflies per stage): 512 unless CUZK_NTT_THREADS
-// (64..512, a power of two) asks otherwise; an A/B switch for measuring occupancy against work per thread.
+// Threads per pass block (each takes e / 4 / threads quads per round): 256 unless CUZK_NTT_THREADS
+// (64..256, a power of two) asks otherwise; an A/B switch for measuring occupancy against work per thread.
+// The kernel is built for at most 256 threads and three blocks per SM (at most 85 registers a thread).
 uint32_t pass_threads() {
     static const uint32_t threads = [] {
         const char* v = getenv("CUZK_NTT_THREADS");
-        uint32_t t = v ? (uint32_t)strtoul(v, nullptr, 10) : 512;
-        return (t >= 64 && t <= 512 && (t & (t - 1)) == 0) ? t : 512u;
+        uint32_t t = v ? (uint32_t)strtoul(v, nullptr, 10) : PASS_MAX_THREADS;
+        return (t >= 64 && t <= PASS_MAX_THREADS && (t & (t - 1)) == 0) ? t : PASS_MAX_THREADS;
     }();
     return threads;
+}
+
+// Butterflies multiply with mont_mul_fold, which ran the 2^27 forward NTT in 62.1 ms against 63.5 ms for mont_mul
+// (H200, 2026-12-01, same binary). CUZK_NTT_MUL=chains selects mont_mul: an A/B switch for the next revision.
+bool fold_mul() {
+    static const bool fold = [] {
+        const char* v = getenv("CUZK_NTT_MUL");
+        return !(v && std::string(v) == "chains");
+    }();
+    return fold;
 }
 
 // All DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) stages, in passes.
@@ -148,13 +213,20 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
         uint32_t high_bits = log_n - ps.low_bits - ps.k;
         ps.log_ghigh = std::min(room - ps.log_glow, high_bits);
         uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
-        uint32_t threads = std::max(1u, std::min(pass_threads(), (1u << log_e) / 2));
+        uint32_t threads = std::max(1u, std::min(pass_threads(), (1u << log_e) / 4));
         dim3 grid(1u << (log_n - log_e), batch);
         size_t shmem = sizeof(fr_t) << log_e;
-        if (dit)
-            ntt_pass<true><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
-        else
-            ntt_pass<false><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+        if (fold_mul()) {
+            if (dit)
+                ntt_pass<true, true><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+            else
+                ntt_pass<false, true><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+        } else {
+            if (dit)
+                ntt_pass<true, false><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+            else
+                ntt_pass<false, false><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+        }
         CUZK_TRY_LAUNCH("ntt_pass");
         done += ps.k;
     }
@@ -173,14 +245,64 @@ __global__ void bit_reverse_kernel(fr_t* data, uint32_t log_n) {
     }
 }
 
+// Bit reversal by tiles, for log_n >= 2 * TILE_BITS. Write an index as (a, mid, b) with a and b of TILE_BITS bits;
+// bitrev(a, mid, b) = (rev b, rev mid, rev a). A block owns the tiles of mid and of rev(mid) (mid <= rev mid), reads
+// each as rows of 2^TILE_BITS consecutive scalars, and writes each into the other's place, again by whole rows: every
+// global access is a run of 2^TILE_BITS scalars (512 bytes) where the scalar-by-scalar swap makes scattered 32-byte
+// accesses. Shared memory holds the two tiles as two planes of 16-byte halves, rows padded by one entry, so a warp
+// reading a column touches distinct banks.
+constexpr uint32_t TILE_BITS = 4, TILE = 1u << TILE_BITS;
+
+__global__ void bit_reverse_tiles(fr_t* data, uint32_t log_n) {
+    __shared__ uint4 sh[2][2][TILE][TILE + 1];  // [tile][half][row][column]
+    data += (uint64_t)blockIdx.y << log_n;
+    const uint32_t mid_bits = log_n - 2 * TILE_BITS;
+    const uint32_t mid = blockIdx.x, rmid = bitrev(mid, mid_bits);
+    if (mid > rmid) return;
+    const uint32_t r = threadIdx.x / TILE, c = threadIdx.x % TILE;
+    auto at = [&](uint32_t row, uint32_t m, uint32_t col) -> uint4* {
+        return reinterpret_cast<uint4*>(&data[((uint64_t)row << (log_n - TILE_BITS)) | ((uint64_t)m << TILE_BITS) | col]);
+    };
+    const bool pair = mid != rmid;
+    {
+        const uint4* p = at(r, mid, c);
+        sh[0][0][r][c] = p[0];
+        sh[0][1][r][c] = p[1];
+    }
+    if (pair) {
+        const uint4* p = at(r, rmid, c);
+        sh[1][0][r][c] = p[0];
+        sh[1][1][r][c] = p[1];
+    }
+    __syncthreads();
+    // Row r, column c of a destination tile holds the other tile's (rev c, rev r); a tile alone is its own other.
+    const uint32_t rr = bitrev(r, TILE_BITS), rc = bitrev(c, TILE_BITS);
+    {
+        uint4* p = at(r, mid, c);
+        p[0] = sh[pair][0][rc][rr];
+        p[1] = sh[pair][1][rc][rr];
+    }
+    if (pair) {
+        uint4* p = at(r, rmid, c);
+        p[0] = sh[0][0][rc][rr];
+        p[1] = sh[0][1][rc][rr];
+    }
+}
+
 cuzk_status bit_reverse(fr_t* data, uint32_t log_n, uint32_t batch, cudaStream_t stream) {
+    if (log_n >= 2 * TILE_BITS) {
+        bit_reverse_tiles<<<dim3(1u << (log_n - 2 * TILE_BITS), batch), TILE * TILE, 0, stream>>>(data, log_n);
+        CUZK_TRY_LAUNCH("bit_reverse_tiles");
+        return status_ok();
+    }
     uint32_t n = 1u << log_n, threads = std::min(256u, n);
     bit_reverse_kernel<<<dim3((n + threads - 1) / threads, batch), threads, 0, stream>>>(data, log_n);
     CUZK_TRY_LAUNCH("bit_reverse_kernel");
     return status_ok();
 }
 
-// data[j] *= c * g^idx(j), idx(j) = j or bitrev(j); g^i = lo[i & mask] * hi[i >> COSET_LO_BITS]. Without tables, data[j] *= c.
+// data[j] *= c * g^idx(j), idx(j) = j or bitrev(j); c * g^i = lo[i & mask] * hi[i >> COSET_LO_BITS] (c is folded into
+// hi). Without tables, data[j] *= c.
 __global__ void scale_kernel(fr_t* data, uint32_t log_n, fr_t c, const fr_t* lo, const fr_t* hi, bool reversed) {
     data += (uint64_t)blockIdx.y << log_n;
     uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -188,7 +310,7 @@ __global__ void scale_kernel(fr_t* data, uint32_t log_n, fr_t c, const fr_t* lo,
     fr_t f = c;
     if (lo) {
         uint32_t i = reversed ? bitrev(j, log_n) : j;
-        f = fr_mul(f, fr_mul(lo[i & ((1u << COSET_LO_BITS) - 1)], hi[i >> COSET_LO_BITS]));
+        f = fr_mul(lo[i & ((1u << COSET_LO_BITS) - 1)], hi[i >> COSET_LO_BITS]);
     }
     store(&data[j], fr_mul(load(&data[j]), f));
 }
@@ -203,24 +325,29 @@ struct CosetTables {
     }
 };
 
-// lo[i] = g^i (i < 2^COSET_LO_BITS), hi[i] = g^(i * 2^COSET_LO_BITS) (i < max(1, n / 2^COSET_LO_BITS)); g inverted first if asked.
-cuzk_status coset_tables(CosetTables& t, uint32_t log_n, const fr_t& g_host, bool invert, cudaStream_t stream) {
+// lo[i] = g^i (i < 2^COSET_LO_BITS), hi[i] = c * g^(i * 2^COSET_LO_BITS) (i < max(1, n / 2^COSET_LO_BITS)); g inverted
+// first if asked.
+cuzk_status coset_tables(CosetTables& t, uint32_t log_n, const fr_t& g_host, bool invert, const fr_t& c_host,
+                         cudaStream_t stream) {
     uint64_t lo_n = 1ull << COSET_LO_BITS;
     uint64_t hi_n = std::max<uint64_t>(1, (1ull << log_n) >> COSET_LO_BITS);
     t.stream = stream;
-    CUZK_TRY(cudaMallocAsync((void**)&t.lo, (lo_n + hi_n + 3) * sizeof(fr_t), stream));
+    CUZK_TRY(cudaMallocAsync((void**)&t.lo, (lo_n + hi_n + 4) * sizeof(fr_t), stream));
     t.hi = t.lo + lo_n;
     fr_t* g_raw = t.hi + hi_n;
     fr_t* g = g_raw + 1;
     fr_t* g_step = g_raw + 2;
+    fr_t* c = g_raw + 3;
+    // Copies from pageable memory return once the source has been read, so the arguments may be temporaries.
     CUZK_TRY(cudaMemcpyAsync(g_raw, &g_host, sizeof(fr_t), cudaMemcpyHostToDevice, stream));
+    CUZK_TRY(cudaMemcpyAsync(c, &c_host, sizeof(fr_t), cudaMemcpyHostToDevice, stream));
     pow_one<<<1, 1, 0, stream>>>(g, g_raw, 1, invert);
     CUZK_TRY_LAUNCH("pow_one");
     pow_one<<<1, 1, 0, stream>>>(g_step, g, 1ull << COSET_LO_BITS, false);
     CUZK_TRY_LAUNCH("pow_one");
     cuzk_status s = fill_powers(t.lo, lo_n, g, stream);
     if (s.code) return s;
-    return fill_powers(t.hi, hi_n, g_step, stream);
+    return fill_powers(t.hi, hi_n, g_step, stream, c);
 }
 
 cuzk_status scale(fr_t* data, uint32_t log_n, uint32_t batch, const fr_t& c, const CosetTables* tables, bool reversed,
@@ -247,7 +374,7 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
     if (!inverse) {
         if (coset) {
             CosetTables t;
-            CUZK_CHECK(coset_tables(t, log_n, *coset, false, stream));
+            CUZK_CHECK(coset_tables(t, log_n, *coset, false, fr_one(), stream));
             CUZK_CHECK(scale(data, log_n, batch, fr_one(), &t, in_rev, stream));
         }
         // DIF takes natural order to bit-reversed; DIT bit-reversed to natural.
@@ -260,7 +387,7 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
     bool now_rev = !in_rev;
     if (coset) {
         CosetTables t;
-        CUZK_CHECK(coset_tables(t, log_n, *coset, true, stream));
+        CUZK_CHECK(coset_tables(t, log_n, *coset, true, d->n_inv, stream));
         CUZK_CHECK(scale(data, log_n, batch, d->n_inv, &t, now_rev, stream));
     } else {
         CUZK_CHECK(scale(data, log_n, batch, d->n_inv, nullptr, false, stream));
@@ -279,6 +406,7 @@ __global__ void fr_test_kernel(int op, const fr_t* a, const fr_t* b, fr_t* out, 
         case 3: out[i] = fr_sqr(a[i]); break;
         case 4: out[i] = fr_inv(a[i]); break;
         case 5: out[i] = fr_pow(a[i], b[i].l); break;
+        case 7: out[i] = mont_mul_fold<FrModulus>(a[i], b[i]); break;
         default: out[i] = fr_neg(a[i]); break;
     }
 }
@@ -450,9 +578,15 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
     cudaEvent_t done[3] = {nullptr, nullptr, nullptr};
     for (int i = 0; i < 3; i++) {
         cudaStream_t st = (cudaStream_t)streams[i];
-        // Evaluations on <w> (natural) -> coefficients (bit-reversed) -> times g^i -> evaluations on g<w> (natural).
-        CUZK_CHECK(ntt(d, bufs[i], 1, true, false, true, nullptr, st));
-        CUZK_CHECK(ntt(d, bufs[i], 1, false, true, false, &g, st));
+        // Evaluations on <w> (natural) -> n * coefficients (bit-reversed) -> times n^-1 g^i in one pass (the inverse
+        // transform's scaling and the coset shift together) -> evaluations on g<w> (natural).
+        CUZK_CHECK(run_passes(false, bufs[i], log_n, 1, d->tw_inv, st));
+        {
+            CosetTables t;
+            CUZK_CHECK(coset_tables(t, log_n, g, false, d->n_inv, st));
+            CUZK_CHECK(scale(bufs[i], log_n, 1, fr_one(), &t, true, st));
+        }
+        CUZK_CHECK(run_passes(true, bufs[i], log_n, 1, d->tw_fwd, st));
         if (i > 0) {
             CUZK_TRY(cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming));
             CUZK_TRY(cudaEventRecord(done[i], st));

@@ -787,6 +787,8 @@ pub enum FrOp {
     Pow = 5,
     /// -a
     Neg = 6,
+    /// a * b by `mont_mul_fold`, the product the NTT's butterflies use (`Mul` is `mont_mul`, used everywhere else)
+    MulFold = 7,
 }
 
 /// Runs `op` elementwise on the device.
