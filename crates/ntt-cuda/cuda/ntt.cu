@@ -104,7 +104,8 @@ __device__ __forceinline__ void butterfly(fr_t& u, fr_t& v, const fr_t& w) {
 constexpr uint32_t PASS_MAX_THREADS = 256;
 
 template <bool DIT, bool FOLD>
-__global__ void __launch_bounds__(PASS_MAX_THREADS, 3) ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw) {
+__global__ void __launch_bounds__(PASS_MAX_THREADS, 3)
+    ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw) {
     extern __shared__ fr_t smem[];
     const uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
     const uint32_t e = 1u << log_e;
@@ -118,7 +119,7 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, 3) ntt_pass(fr_t* data, uint
         uint64_t hi = hi_base + (l >> (ps.log_glow + ps.k));
         return (hi << (ps.low_bits + ps.k)) | (m << ps.low_bits) | lo;
     };
-    // Exponent of the twiddle of the butterfly whose lower scalar is l, at global stage s.
+    // The twiddle of the butterfly whose lower scalar is l, at global stage s.
     auto twiddle = [&](uint32_t l, uint32_t s) -> fr_t {
         const uint64_t half_mask = DIT ? ((1ull << s) - 1) : ((1ull << (log_n - s - 1)) - 1);
         const uint32_t shift = DIT ? (log_n - s - 1) : s;
