@@ -239,8 +239,9 @@ pub fn run(a: MsmArgs) -> Result<()> {
              # Sizes not listed fall back to the rule window = log2 - 4 (at least 1, at most 24).\n",
         );
         text.push_str(&format!(
-            "# {} , random scalars, median of {} runs per window.\n",
+            "# {}, {}, random scalars, median of {} runs per window.\n",
             report_device_line(),
+            utc_date(std::time::SystemTime::now()),
             a.iterations
         ));
         for (lg, w, ms) in &tuned {
@@ -301,4 +302,37 @@ fn g2_compare(report: &mut Report, lg: u32, iterations: u32) -> Result<()> {
         format!("GPU {g:.2} ms (min {gl:.2}, max {gh:.2}); CPU blst {c:.2} ms (min {cl:.2}, max {ch:.2}, {} threads); interleaved, median of {iterations}", rayon::current_num_threads()),
     );
     Ok(())
+}
+
+/// `YYYY-MM-DD` (UTC) of a time, for the tuning table's header (the civil-from-days conversion of the proleptic
+/// Gregorian calendar).
+fn utc_date(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_date;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn utc_dates_of_known_instants() {
+        let at = |s: u64| utc_date(UNIX_EPOCH + Duration::from_secs(s));
+        assert_eq!(at(0), "1970-01-01");
+        assert_eq!(at(951_782_400), "2000-02-29");
+        assert_eq!(at(1_798_761_599), "2026-12-31");
+        assert_eq!(at(1_798_675_200 - 1), "2026-12-30");
+    }
 }

@@ -25,7 +25,7 @@ struct FpModulus {
     static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
     __device__ __forceinline__ static uint32_t p(int i) { return FP_P[i]; }
     // The field product (see mont.cuh for the forms and why this one).
-    __device__ __forceinline__ static fp_t mul(const fp_t& a, const fp_t& b) { return mont_mul_plain<FpModulus>(a, b); }
+    __device__ __forceinline__ static fp_t mul(const fp_t& a, const fp_t& b) { return mont_mul<FpModulus>(a, b); }
 };
 
 __device__ __forceinline__ fp_t fp_zero() { return mont_zero<FpModulus>(); }

@@ -102,8 +102,10 @@ __device__ __forceinline__ typename M::T mont_sub(const typename M::T& a, const 
 // Montgomery product a * b * 2^(-32N) mod p: CIOS over 32-bit words. Each word product is one 64-bit multiply
 // (IMAD.WIDE.U32); its low and high halves are added in by four carry chains per row, the last one shifting t down a
 // word. Bounds: t < 2p at the top of each row, so t + a * b_i and t + m * p fit N + 1 words (p < 2^(32N - 1)).
-// With the radix-4 NTT (H200, 2026-12-01) this form ran the 2^27 forward NTT in 63.5 ms where the plain C form below
-// had taken 81.5 ms with the radix-2 kernel (BENCHMARKS.md, "GPU NTT"); the scalar field's fr_mul uses it.
+// Both fields' products use it (fr_mul, fp_mul). Against the plain C form over 64-bit intermediates it replaced (which
+// nvcc lowers to IMAD.WIDE plus 64-bit adds, a serial chain through every word): 552 -> 464 SASS instructions per
+// scalar-field product, 19.6k -> 16.6k in the G1 bucket accumulation, whose time at 2^24 fell 242 -> 217 ms once its
+// registers were capped at 168 (uncapped it takes 220 and runs two blocks per SM: 290 ms; H200, 2026-12-01).
 template <class M>
 __device__ __forceinline__ typename M::T mont_mul(const typename M::T& a, const typename M::T& b) {
     constexpr int N = M::N;
@@ -187,46 +189,6 @@ __device__ __forceinline__ typename M::T mont_mul_fold(const typename M::T& a, c
         for (int j = 2; j < N; j++) t[j - 1] = addc_cc(lo[j], hi[j - 1]);
         t[N - 1] = addc(t[N], hi[N - 1]);
         t[N] = 0;
-    }
-    typename M::T r;
-#pragma unroll
-    for (int i = 0; i < N; i++) r.l[i] = t[i];
-    return mont_reduce_once<M>(r);
-}
-
-// The product as plain C over 64-bit intermediates, which nvcc lowers to IMAD.WIDE plus 64-bit adds. The base field
-// keeps this form: in the MSM's bucket accumulation (twelve words, a dozen products live at once) mont_mul's word
-// arrays raised the kernel from 160 to 206 registers and its time from 888 to 987 ms at 2^26 (H200, 2026-12-01).
-template <class M>
-__device__ __forceinline__ typename M::T mont_mul_plain(const typename M::T& a, const typename M::T& b) {
-    constexpr int N = M::N;
-    uint32_t t[N + 2];
-#pragma unroll
-    for (int i = 0; i < N + 2; i++) t[i] = 0;
-#pragma unroll
-    for (int i = 0; i < N; i++) {
-        uint64_t c = 0;
-#pragma unroll
-        for (int j = 0; j < N; j++) {
-            uint64_t s = (uint64_t)a.l[j] * b.l[i] + t[j] + c;
-            t[j] = (uint32_t)s;
-            c = s >> 32;
-        }
-        uint64_t s = (uint64_t)t[N] + c;
-        t[N] = (uint32_t)s;
-        t[N + 1] = (uint32_t)(s >> 32);
-        uint32_t m = t[0] * M::INV;
-        s = (uint64_t)m * M::p(0) + t[0];
-        c = s >> 32;
-#pragma unroll
-        for (int j = 1; j < N; j++) {
-            s = (uint64_t)m * M::p(j) + t[j] + c;
-            t[j - 1] = (uint32_t)s;
-            c = s >> 32;
-        }
-        s = (uint64_t)t[N] + c;
-        t[N - 1] = (uint32_t)s;
-        t[N] = t[N + 1] + (uint32_t)(s >> 32);
     }
     typename M::T r;
 #pragma unroll

@@ -4,13 +4,15 @@
 //   1. classify: scalars leave Montgomery form; zeros are dropped, ones (with split) listed, the rest counted.
 //   2. sort: a counting sort of (window, bucket) digits: histogram, exclusive scan, scatter of point indices
 //      (the sign of the digit in the top bit). Each bucket's points end up contiguous.
-//   3. accumulate: each bucket's list is cut into tasks of bounded length, one thread each, summing points with mixed
-//      XYZZ additions; further levels sum the tasks' partials until each bucket has one value (hot buckets, such as
-//      the few of the top window or those of a repeated scalar, are shared out instead of walked by one thread).
+//   3. accumulate: each bucket's list is cut into tasks of bounded length, one thread each (longest first), summing
+//      points with mixed XYZZ additions; further levels sum the tasks' partials until each bucket has one value (hot
+//      buckets, such as the few of the top window or those of a repeated scalar, are shared out instead of walked by
+//      one thread).
 //   4. reduce: per window, sum over buckets of b * bucket_b, in segments of L buckets (running sums, then the
 //      segment's offset times its plain sum), then plain sums of segments until at most 32 partial sums per window.
 //   5. ones: the bases of scalar-1 entries summed directly, reduced the same way.
 // The host combines the few partial sums per window (Horner over windows) with blstrs.
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
@@ -131,6 +133,22 @@ __global__ void scatter_kernel(const fr_t* __restrict__ canon, uint32_t n, int s
 // Level 0 sums points into one partial per task; each further level sums up to 32 partials per task, until every
 // bucket has one.
 
+// Level 0 runs its tasks longest first (the order from a radix sort of their lengths): a warp's threads then walk
+// lists of nearly equal length and none idles while one finishes a long bucket (without it, 9 % of the lanes idled
+// at 2^24 by ncu, more at 2^26 where buckets average 128 points), and the longest tasks start in the first wave.
+// On the H200 (2026-12-01): accumulation 2^24 217 -> 186 ms, 2^26 809 -> 604 ms (BENCHMARKS.md).
+
+// Sort keys for that order: task i's length, and i.
+__global__ void task_len_kernel(const uint32_t* __restrict__ counts, const uint32_t* __restrict__ toff,
+                                const uint32_t* __restrict__ task_bucket, uint32_t ntasks, uint32_t k,
+                                uint32_t* __restrict__ keys, uint32_t* __restrict__ index) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= ntasks) return;
+    uint32_t b = task_bucket[i];
+    keys[i] = min(k, counts[b] - (i - toff[b]) * k);
+    index[i] = i;
+}
+
 // tcount[b] = ceil(counts[b] / k); the largest goes to *max_out.
 __global__ void task_count_kernel(const uint32_t* __restrict__ counts, uint32_t total, uint32_t k,
                                   uint32_t* __restrict__ tcount, uint32_t* __restrict__ max_out) {
@@ -150,7 +168,7 @@ __global__ void task_fill_kernel(const uint32_t* __restrict__ tcount, const uint
     for (uint32_t j = 0; j < tcount[t]; j++) task_bucket[o + j] = t;
 }
 
-// Level 0: task i sums (with signs) the bases its entries name.
+// Level 0: task order[t] (t when order is null) sums, with signs, the bases its entries name.
 template <class F>
 __device__ __forceinline__ void accumulate_task(const affine_t<F>* __restrict__ bases,
                                                 const uint32_t* __restrict__ entries,
@@ -158,9 +176,10 @@ __device__ __forceinline__ void accumulate_task(const affine_t<F>* __restrict__ 
                                                 const uint32_t* __restrict__ counts,
                                                 const uint32_t* __restrict__ toff,
                                                 const uint32_t* __restrict__ task_bucket, uint32_t ntasks, uint32_t k,
-                                                xyzz_t<F>* __restrict__ out) {
+                                                const uint32_t* __restrict__ order, xyzz_t<F>* __restrict__ out) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= ntasks) return;
+    if (order) i = order[i];
     uint32_t b = task_bucket[i];
     uint32_t begin = offsets[b] + (i - toff[b]) * k;
     uint32_t end = min(offsets[b] + counts[b], begin + k);
@@ -177,19 +196,20 @@ __device__ __forceinline__ void accumulate_task(const affine_t<F>* __restrict__ 
 #define ACCUMULATE_PARAMS                                                                                         \
     const affine_t<F>*__restrict__ bases, const uint32_t *__restrict__ entries, const uint32_t *__restrict__ offsets, \
         const uint32_t *__restrict__ counts, const uint32_t *__restrict__ toff,                                   \
-        const uint32_t *__restrict__ task_bucket, uint32_t ntasks, uint32_t k, xyzz_t<F> *__restrict__ out
+        const uint32_t *__restrict__ task_bucket, uint32_t ntasks, uint32_t k,                                    \
+        const uint32_t *__restrict__ order, xyzz_t<F> *__restrict__ out
 
-// The compiler's register choice (about 160 for G1: 3 blocks of 128 threads per SM). Measured best at 2^20 and 2^26.
+// Blocks of 128 threads each SM must hold: for G1 a cap of 168 registers (three blocks, 4 bytes spilled; uncapped, the
+// carry-chain product takes 220 registers and two blocks: 290 against 218 ms at 2^24). G2 (out-of-line base
+// products) is left to the compiler.
 template <class F>
-__global__ void __launch_bounds__(128) accumulate_kernel(ACCUMULATE_PARAMS) {
-    accumulate_task<F>(bases, entries, offsets, counts, toff, task_bucket, ntasks, k, out);
-}
+struct AccumulateBlocks {
+    static constexpr int value = std::is_same<F, Fp>::value ? 3 : 1;
+};
 
-// Capped at 128 registers (4 blocks per SM, a few bytes spilled): the A/B side, CUZK_MSM_ACC_BLOCKS=4. Measured on
-// the H200 (2026-11-30): 5 % faster at 2^24, 10 % slower at 2^20 and 14 % slower at 2^26.
 template <class F>
-__global__ void __launch_bounds__(128, 4) accumulate_kernel_capped(ACCUMULATE_PARAMS) {
-    accumulate_task<F>(bases, entries, offsets, counts, toff, task_bucket, ntasks, k, out);
+__global__ void __launch_bounds__(128, AccumulateBlocks<F>::value) accumulate_kernel(ACCUMULATE_PARAMS) {
+    accumulate_task<F>(bases, entries, offsets, counts, toff, task_bucket, ntasks, k, order, out);
 }
 
 // Further levels: task i sums up to k partials of the previous level.
@@ -273,15 +293,18 @@ __global__ void to_jacobian_kernel(const xyzz_t<F>* __restrict__ in, uint32_t n,
     if (t < n) out[t] = xyzz_to_jacobian(in[t]);
 }
 
-// The G1 accumulation's register cap, read once from CUZK_MSM_ACC_BLOCKS: unset (the compiler's choice, about 160
-// registers) or 4 (128 registers, more warps per SM). An A/B switch for measuring, not a tuning knob for users.
-int accumulate_min_blocks() {
-    static int v = [] {
-        const char* e = getenv("CUZK_MSM_ACC_BLOCKS");
-        return e && e[0] == '4' ? 4 : 1;
+// Whether level 0 runs its tasks longest first (the default) or in bucket order (CUZK_MSM_TASK_ORDER=bucket, read
+// once): an A/B switch for measuring, not a tuning knob for users.
+bool sort_tasks_by_length() {
+    static bool v = [] {
+        const char* e = getenv("CUZK_MSM_TASK_ORDER");
+        return !(e && !strcmp(e, "bucket"));
     }();
     return v;
 }
+
+// Below this many tasks (well under one wave of the card) the sort's launches cost more than the balance gains.
+constexpr uint32_t SORT_MIN_TASKS = 1u << 16;
 
 inline uint32_t blocks_for(uint64_t n, uint32_t threads) { return (uint32_t)((n + threads - 1) / threads); }
 
@@ -322,14 +345,16 @@ struct cuzk_msm_scratch {
     cudaEvent_t ev[8];
     Scratch scalars, canon, ones, counters, counts, offsets, cursor, entries, cub, parts_a, parts_b, ones_sums;
     Scratch tcount[2], toff[2], task_bucket, tasks[2], level_max;
+    Scratch sort_keys[2], sort_index[2], sort_tmp;
 };
 
 namespace {
 // Every scratch buffer of a set, for freeing and counting.
-std::array<Scratch*, 20> scratch_list(cuzk_msm_scratch* S) {
+std::array<Scratch*, 25> scratch_list(cuzk_msm_scratch* S) {
     return {{&S->scalars,     &S->canon,      &S->ones,     &S->counters, &S->counts,  &S->offsets,   &S->cursor,
             &S->entries,     &S->cub,        &S->parts_a,  &S->parts_b,  &S->ones_sums, &S->tcount[0], &S->tcount[1],
-            &S->toff[0],     &S->toff[1],    &S->task_bucket, &S->tasks[0], &S->tasks[1], &S->level_max}};
+            &S->toff[0],     &S->toff[1],    &S->task_bucket, &S->tasks[0], &S->tasks[1], &S->level_max,
+             &S->sort_keys[0], &S->sort_keys[1], &S->sort_index[0], &S->sort_index[1], &S->sort_tmp}};
 }
 }  // namespace
 
@@ -487,12 +512,32 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
             task_fill_kernel<<<blocks_for(total, 256), 256, 0, st>>>(tc, to, total, task_bucket);
             CUZK_TRY_LAUNCH("task_fill_kernel");
             if (level == 0) {
-                auto kernel = accumulate_kernel<F>;
-                if constexpr (std::is_same<F, Fp>::value) {
-                    if (accumulate_min_blocks() == 4) kernel = accumulate_kernel_capped<F>;
+                const uint32_t* order = nullptr;
+                if (ntasks >= SORT_MIN_TASKS && sort_tasks_by_length()) {
+                    for (int j = 0; j < 2; j++) {
+                        CUZK_CHECK(scratch(B->sort_keys[j], (size_t)ntasks * 4, "task lengths"));
+                        CUZK_CHECK(scratch(B->sort_index[j], (size_t)ntasks * 4, "the task order"));
+                    }
+                    uint32_t* keys_in = (uint32_t*)B->sort_keys[0].ptr;
+                    uint32_t* keys_out = (uint32_t*)B->sort_keys[1].ptr;
+                    uint32_t* index_in = (uint32_t*)B->sort_index[0].ptr;
+                    uint32_t* index_out = (uint32_t*)B->sort_index[1].ptr;
+                    task_len_kernel<<<blocks_for(ntasks, 256), 256, 0, st>>>(counts, to, task_bucket, ntasks, k,
+                                                                             keys_in, index_in);
+                    CUZK_TRY_LAUNCH("task_len_kernel");
+                    const int bits = 32 - __builtin_clz(k);  // lengths are at most k
+                    size_t sort_bytes = 0;
+                    CUZK_TRY(cub::DeviceRadixSort::SortPairsDescending(nullptr, sort_bytes, keys_in, keys_out,
+                                                                       index_in, index_out, (int)ntasks, 0, bits, st));
+                    CUZK_CHECK(scratch(B->sort_tmp, sort_bytes, "the task sort"));
+                    CUZK_TRY(cub::DeviceRadixSort::SortPairsDescending(B->sort_tmp.ptr, sort_bytes, keys_in,
+                                                                       keys_out, index_in, index_out, (int)ntasks, 0,
+                                                                       bits, st));
+                    order = index_out;
                 }
-                kernel<<<blocks_for(ntasks, 128), 128, 0, st>>>(bases, (const uint32_t*)B->entries.ptr, offsets,
-                                                                counts, to, task_bucket, ntasks, k, out_pts);
+                accumulate_kernel<F><<<blocks_for(ntasks, 128), 128, 0, st>>>(
+                    bases, (const uint32_t*)B->entries.ptr, offsets, counts, to, task_bucket, ntasks, k, order,
+                    out_pts);
                 CUZK_TRY_LAUNCH("accumulate_kernel");
             } else {
                 combine_tasks_kernel<F><<<blocks_for(ntasks, 128), 128, 0, st>>>(in_pts, in_off, in_count, to,
