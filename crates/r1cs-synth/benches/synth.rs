@@ -1,4 +1,4 @@
-//! Direct synthesis against compiled-shape synthesis on SHA-256 (BENCH_BLOCKS, comma-separated, default "2,8"),
+//! Direct synthesis against compiled-shape synthesis (and its witness step alone) on SHA-256 (BENCH_BLOCKS, comma-separated, default "2,8"),
 //! and, in the same run, bellperson 0.27's own synthesis time as its prover logs it ("synthesis time: ..."),
 //! captured from `create_random_proof` on the same circuit (BENCH_BELLPERSON_RUNS proofs, default 5; 0 skips it).
 
@@ -35,6 +35,11 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("compiled", &id), |b| {
             b.iter(|| shape.synthesize(circuit.clone()).unwrap())
+        });
+        // The circuit's own code alone (the compiled path without its parallel products): the floor of any
+        // synthesis that runs the circuit, which bounds what the compiled path can gain over bellperson's.
+        group.bench_function(BenchmarkId::new("witness-only", &id), |b| {
+            b.iter(|| shape.witness(circuit.clone()).unwrap())
         });
     }
     group.finish();

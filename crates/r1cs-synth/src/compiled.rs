@@ -199,12 +199,14 @@ impl CompiledShape {
         self.a.rows()
     }
 
-    /// Synthesizes `circuit`'s witness only (its `enforce` calls cost nothing) and computes a, b and c from the matrices.
+    /// Runs `circuit` for its witness only: every allocation's closure, no `enforce` (their closures are never
+    /// called). This is the part of [`CompiledShape::synthesize`] that runs the circuit's own code, in one thread; the
+    /// products that follow are parallel.
     ///
     /// # Errors
     /// [`Error::Synthesis`] if the circuit fails; [`Error::ShapeMismatch`] if it allocates other counts than the compiled shape
     /// (a circuit whose structure depends on its values cannot use a compiled shape).
-    pub fn synthesize<C: Circuit<Scalar>>(&self, circuit: C) -> Result<ProvingAssignment> {
+    pub fn witness<C: Circuit<Scalar>>(&self, circuit: C) -> Result<Witness> {
         // One vector for every value, inputs in the first num_inputs slots: the products read it as it is, and the
         // aux assignment is its tail afterwards (no second copy of the witness at the peak).
         let mut values = Vec::with_capacity(self.num_inputs + self.num_aux);
@@ -215,7 +217,6 @@ impl CompiledShape {
             num_inputs: self.num_inputs.max(1),
             inputs: 1,
         };
-        let started = std::time::Instant::now();
         circuit
             .synthesize(&mut w)
             .map_err(|source| Error::Synthesis { circuit: 0, source })?;
@@ -226,8 +227,20 @@ impl CompiledShape {
                 w.inputs, aux, self.num_inputs, self.num_aux
             )));
         }
+        Ok(Witness {
+            values: w.values,
+            num_inputs: self.num_inputs,
+        })
+    }
+
+    /// Synthesizes `circuit`'s witness only (its `enforce` calls cost nothing) and computes a, b and c from the matrices.
+    ///
+    /// # Errors
+    /// As [`CompiledShape::witness`].
+    pub fn synthesize<C: Circuit<Scalar>>(&self, circuit: C) -> Result<ProvingAssignment> {
+        let started = std::time::Instant::now();
+        let Witness { mut values, .. } = self.witness(circuit)?;
         let witness = started.elapsed();
-        let mut values = w.values;
         let (a, (b, c)) = rayon::join(
             || self.spmv(&self.a, &values),
             || {
@@ -297,6 +310,16 @@ impl CompiledShape {
             })
             .collect()
     }
+}
+
+/// A circuit's full assignment from [`CompiledShape::witness`]: the inputs (ONE first), then the aux values, in the
+/// matrices' column order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Witness {
+    /// Every value, column-indexed as the matrices are.
+    pub values: Vec<Scalar>,
+    /// How many of them are inputs.
+    pub num_inputs: usize,
 }
 
 /// A constraint system that keeps only the witness: allocations run their closures, `enforce` builds nothing.

@@ -6,7 +6,7 @@ mod density;
 mod shape;
 mod shape_file;
 
-pub use compiled::{CompiledShape, CsrMatrix};
+pub use compiled::{CompiledShape, CsrMatrix, Witness};
 pub use density::Density;
 pub use shape::{R1csShape, SparseMatrix, Var};
 pub use shape_file::{ShapeFileError, SHAPE_FORMAT_VERSION};
@@ -172,9 +172,11 @@ fn eval_tracked(
             acc += value * coeff;
         }
     };
+    // Coefficients are the circuit's public constants: plain limb comparisons (blstrs's `==`), not the constant-time
+    // `is_zero`, whose `black_box` showed in profiles of this loop.
     let mut input_density = input_density;
     for (&i, coeff) in lc.iter_inputs() {
-        if bool::from(coeff.is_zero()) {
+        if *coeff == Scalar::ZERO {
             continue;
         }
         add(inputs[i], coeff);
@@ -184,7 +186,7 @@ fn eval_tracked(
     }
     let mut aux_density = aux_density;
     for (&i, coeff) in lc.iter_aux() {
-        if bool::from(coeff.is_zero()) {
+        if *coeff == Scalar::ZERO {
             continue;
         }
         add(aux[i], coeff);

@@ -39,6 +39,11 @@ fn compiled_equals_direct_on_sha256_and_reuses_the_shape() {
     for _ in 0..3 {
         let circuit = Sha256Circuit::random(1, &mut rng);
         let direct = synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap();
+        // The witness step alone: the direct path's inputs then aux, in column order.
+        let w = shape.witness(circuit.clone()).unwrap();
+        assert_eq!(w.num_inputs, direct.input_assignment.len());
+        assert_eq!(w.values[..w.num_inputs], direct.input_assignment[..]);
+        assert_eq!(w.values[w.num_inputs..], direct.aux_assignment[..]);
         assert_eq!(shape.synthesize(circuit).unwrap(), direct);
     }
 }
