@@ -95,6 +95,14 @@ __device__ __forceinline__ void butterfly(fr_t& u, fr_t& v, const fr_t& w) {
     }
 }
 
+// The butterfly of DIF's last stage, whose twiddles are all 1: (u, v) -> (u + v, u - v), no product (w^0 is
+// Montgomery one, so the product it skips would return its input exactly).
+__device__ __forceinline__ void butterfly_unit(fr_t& u, fr_t& v) {
+    const fr_t d = fr_sub(u, v);
+    u = fr_add(u, v);
+    v = d;
+}
+
 // One pass of k radix-2 stages over groups of 2^k scalars spaced 2^low_bits apart.
 // A block holds 2^log_glow groups adjacent in the low bits (coalesced loads) times 2^log_ghigh groups in the high bits.
 // Stages go two at a time (radix 4): a thread takes the four scalars that two consecutive stages pair up, so each
@@ -144,12 +152,21 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, 3)
                 butterfly<true, FOLD>(x0, x2, wc);
                 butterfly<true, FOLD>(x1, x3, wd);
             } else {
+                // DIF's last stage (log_n - 1) has only the twiddle 1, the same for every thread of the launch: the
+                // branch never diverges. (DIT's first stage has the same property, but skipping its products there
+                // raised the kernel's spills from 16 to 64 bytes and made H 0.5 % slower; H200, 2026-12-01.)
                 // High bit first: (x0, x2), (x1, x3) at stage s; then the low bit: (x0, x1), (x2, x3) at s + 1.
-                const fr_t wa = twiddle(l0, s), wb = twiddle(l1, s), wc = twiddle(l0, s + 1), wd = twiddle(l2, s + 1);
+                const fr_t wa = twiddle(l0, s), wb = twiddle(l1, s);
                 butterfly<false, FOLD>(x0, x2, wa);
                 butterfly<false, FOLD>(x1, x3, wb);
-                butterfly<false, FOLD>(x0, x1, wc);
-                butterfly<false, FOLD>(x2, x3, wd);
+                if (s + 2 == log_n) {
+                    butterfly_unit(x0, x1);
+                    butterfly_unit(x2, x3);
+                } else {
+                    const fr_t wc = twiddle(l0, s + 1), wd = twiddle(l2, s + 1);
+                    butterfly<false, FOLD>(x0, x1, wc);
+                    butterfly<false, FOLD>(x2, x3, wd);
+                }
             }
             smem[l0] = x0;
             smem[l1] = x1;
@@ -164,9 +181,12 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, 3)
         for (uint32_t bt = threadIdx.x; bt < e / 2; bt += blockDim.x) {
             const uint32_t l1 = ((bt >> q) << (q + 1)) | (bt & ((1u << q) - 1));
             const uint32_t l2 = l1 | (1u << q);
-            const fr_t w = twiddle(l1, s);
             fr_t u = smem[l1], v = smem[l2];
-            butterfly<DIT, FOLD>(u, v, w);
+            if (!DIT && s + 1 == log_n) {
+                butterfly_unit(u, v);
+            } else {
+                butterfly<DIT, FOLD>(u, v, twiddle(l1, s));
+            }
             smem[l1] = u;
             smem[l2] = v;
         }
