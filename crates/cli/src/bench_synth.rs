@@ -68,6 +68,10 @@ pub struct SynthArgs {
     /// Synthesis path.
     #[arg(long, value_enum, default_value = "direct")]
     path: Path,
+    /// Compiled path: synthesize each round into the memory of the previous round's assignments (as a prover that
+    /// hands finished partitions back would), instead of allocating and faulting in fresh pages.
+    #[arg(long, value_enum, default_value = "off")]
+    reuse: OnOff,
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -96,10 +100,17 @@ struct Case {
     partitions: usize,
     path: Path,
     hint: Option<SizeHint>,
+    reuse: bool,
 }
 
 /// One timed synthesis of all partitions with storage `S`; returns seconds and the constraint count.
-fn run_once<S: TermStorage>(case: &Case, shape: Option<&CompiledShape>) -> Result<(f64, usize)> {
+/// With `case.reuse`, the compiled path synthesizes into `spares` (the previous round's assignments) and leaves this
+/// round's there.
+fn run_once<S: TermStorage>(
+    case: &Case,
+    shape: Option<&CompiledShape>,
+    spares: &mut Vec<ProvingAssignment>,
+) -> Result<(f64, usize)> {
     let opts = SynthesisOptions {
         check: false,
         hint: case.hint,
@@ -108,9 +119,10 @@ fn run_once<S: TermStorage>(case: &Case, shape: Option<&CompiledShape>) -> Resul
         circuits: Vec<C>,
         shape: Option<&CompiledShape>,
         opts: &SynthesisOptions,
+        spares: Vec<ProvingAssignment>,
     ) -> r1cs_synth::Result<Vec<ProvingAssignment>> {
         match shape {
-            Some(shape) => shape.synthesize_batch(circuits),
+            Some(shape) => shape.synthesize_batch_reusing(circuits, spares),
             None => synthesize_batch(circuits, opts),
         }
     }
@@ -118,6 +130,11 @@ fn run_once<S: TermStorage>(case: &Case, shape: Option<&CompiledShape>) -> Resul
         shape
     } else {
         None
+    };
+    let spare = if case.reuse {
+        std::mem::take(spares)
+    } else {
+        Vec::new()
     };
     let t = Instant::now();
     let assignments = match case.args_circuit {
@@ -127,6 +144,7 @@ fn run_once<S: TermStorage>(case: &Case, shape: Option<&CompiledShape>) -> Resul
                 .collect(),
             shape,
             &opts,
+            spare,
         )?,
         SynthCircuit::Sha256 => synth_all(
             (0..case.partitions)
@@ -134,11 +152,16 @@ fn run_once<S: TermStorage>(case: &Case, shape: Option<&CompiledShape>) -> Resul
                 .collect(),
             shape,
             &opts,
+            spare,
         )?,
     };
     let secs = t.elapsed().as_secs_f64();
     let constraints = assignments.iter().map(|a| a.num_constraints()).sum();
-    drop(assignments);
+    if case.reuse {
+        *spares = assignments;
+    } else {
+        drop(assignments);
+    }
     Ok((secs, constraints))
 }
 
@@ -151,18 +174,22 @@ fn run_variant(
     backend: Backend,
     case: &Case,
     shape: Option<&CompiledShape>,
+    spares: &mut Vec<ProvingAssignment>,
 ) -> Result<(f64, usize)> {
     match backend {
-        Backend::Vec => run_once::<VecTerms>(case, shape),
-        Backend::SmallVec1 => run_once::<SmallVecTerms1>(case, shape),
-        Backend::SmallVec2 => run_once::<SmallVecTerms2>(case, shape),
-        Backend::SmallVec4 => run_once::<SmallVecTerms4>(case, shape),
+        Backend::Vec => run_once::<VecTerms>(case, shape, spares),
+        Backend::SmallVec1 => run_once::<SmallVecTerms1>(case, shape, spares),
+        Backend::SmallVec2 => run_once::<SmallVecTerms2>(case, shape, spares),
+        Backend::SmallVec4 => run_once::<SmallVecTerms4>(case, shape, spares),
     }
 }
 
 pub fn run(a: SynthArgs) -> Result<()> {
     if a.iterations == 0 || a.partitions == 0 {
         bail!("--iterations and --partitions must be at least 1");
+    }
+    if a.reuse == OnOff::On && a.path != Path::Compiled {
+        bail!("--reuse on applies to the compiled path: add --path compiled");
     }
     let variants: Vec<Backend> = a
         .variant
@@ -189,6 +216,7 @@ pub fn run(a: SynthArgs) -> Result<()> {
         partitions: a.partitions,
         path: a.path,
         hint: None,
+        reuse: a.reuse == OnOff::On,
     };
     let shape = match a.path {
         Path::Direct => None,
@@ -227,13 +255,16 @@ pub fn run(a: SynthArgs) -> Result<()> {
         case.hint = Some(probe.size_hint());
     }
     report.text("hint", name(&|| a.hint.to_possible_value()));
+    report.text("reuse", name(&|| a.reuse.to_possible_value()));
     if a.circuit == SynthCircuit::Sha256 && variants.len() > 1 {
         report.text("note", "sha256 builds bellpepper's LCs: the variants run identical code, so their spread is noise".into());
     }
     let can_reset = reset_peak_rss();
+    // Each variant's assignments of its last round, for --reuse.
+    let mut spares: Vec<Vec<ProvingAssignment>> = variants.iter().map(|_| Vec::new()).collect();
     // Warm-up: every variant once, untimed.
-    for &v in &variants {
-        pool.install(|| run_variant(v, &case, shape.as_ref()))?;
+    for (k, &v) in variants.iter().enumerate() {
+        pool.install(|| run_variant(v, &case, shape.as_ref(), &mut spares[k]))?;
     }
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
     let mut peaks: Vec<f64> = vec![0.0; variants.len()];
@@ -243,7 +274,7 @@ pub fn run(a: SynthArgs) -> Result<()> {
         for (k, &v) in variants.iter().enumerate() {
             reset_peak_rss();
             let faults_before = minor_faults();
-            let (secs, c) = pool.install(|| run_variant(v, &case, shape.as_ref()))?;
+            let (secs, c) = pool.install(|| run_variant(v, &case, shape.as_ref(), &mut spares[k]))?;
             if let (Some(a), Some(b)) = (faults_before, minor_faults()) {
                 faults[k].push(b - a);
             }

@@ -207,9 +207,15 @@ impl CompiledShape {
     /// [`Error::Synthesis`] if the circuit fails; [`Error::ShapeMismatch`] if it allocates other counts than the compiled shape
     /// (a circuit whose structure depends on its values cannot use a compiled shape).
     pub fn witness<C: Circuit<Scalar>>(&self, circuit: C) -> Result<Witness> {
+        self.witness_into(circuit, Vec::new())
+    }
+
+    /// [`CompiledShape::witness`] into `values`'s memory (cleared first, grown if it is too small).
+    fn witness_into<C: Circuit<Scalar>>(&self, circuit: C, mut values: Vec<Scalar>) -> Result<Witness> {
         // One vector for every value, inputs in the first num_inputs slots: the products read it as it is, and the
         // aux assignment is its tail afterwards (no second copy of the witness at the peak).
-        let mut values = Vec::with_capacity(self.num_inputs + self.num_aux);
+        values.clear();
+        values.reserve(self.num_inputs + self.num_aux);
         values.resize(self.num_inputs.max(1), Scalar::ZERO);
         values[0] = Scalar::ONE;
         let mut w = WitnessCs {
@@ -238,24 +244,49 @@ impl CompiledShape {
     /// # Errors
     /// As [`CompiledShape::witness`].
     pub fn synthesize<C: Circuit<Scalar>>(&self, circuit: C) -> Result<ProvingAssignment> {
+        self.synthesize_reusing(circuit, ProvingAssignment::default())
+    }
+
+    /// [`CompiledShape::synthesize`] into the memory of an assignment the caller is done with (`spare`, typically the
+    /// previous partition's): its vectors are overwritten, not dropped and allocated again, so their pages are not
+    /// faulted in and cleared by the kernel a second time. The result is the same as `synthesize`'s.
+    ///
+    /// # Errors
+    /// As [`CompiledShape::witness`].
+    pub fn synthesize_reusing<C: Circuit<Scalar>>(
+        &self,
+        circuit: C,
+        spare: ProvingAssignment,
+    ) -> Result<ProvingAssignment> {
+        let ProvingAssignment {
+            a: mut a_out,
+            b: mut b_out,
+            c: mut c_out,
+            input_assignment: mut inputs_out,
+            aux_assignment,
+            ..
+        } = spare;
         let started = std::time::Instant::now();
-        let Witness { mut values, .. } = self.witness(circuit)?;
+        let Witness { mut values, .. } = self.witness_into(circuit, aux_assignment)?;
         let witness = started.elapsed();
-        let (a, (b, c)) = rayon::join(
-            || self.spmv(&self.a, &values),
+        rayon::join(
+            || self.spmv(&self.a, &values, &mut a_out),
             || {
                 rayon::join(
-                    || self.spmv(&self.b, &values),
-                    || self.spmv(&self.c, &values),
+                    || self.spmv(&self.b, &values, &mut b_out),
+                    || self.spmv(&self.c, &values, &mut c_out),
                 )
             },
         );
+        let (a, b, c) = (a_out, b_out, c_out);
         tracing::debug!(
             witness_ms = witness.as_secs_f64() * 1e3,
             products_ms = (started.elapsed() - witness).as_secs_f64() * 1e3,
             "compiled synthesis"
         );
-        let input_assignment = values[..self.num_inputs].to_vec();
+        inputs_out.clear();
+        inputs_out.extend_from_slice(&values[..self.num_inputs]);
+        let input_assignment = inputs_out;
         values.drain(..self.num_inputs);
         Ok(ProvingAssignment {
             a,
@@ -278,11 +309,27 @@ impl CompiledShape {
         &self,
         circuits: Vec<C>,
     ) -> Result<Vec<ProvingAssignment>> {
+        self.synthesize_batch_reusing(circuits, Vec::new())
+    }
+
+    /// [`CompiledShape::synthesize_batch`] reusing finished assignments (see [`CompiledShape::synthesize_reusing`]):
+    /// circuit i takes `spares[i]` where there is one.
+    ///
+    /// # Errors
+    /// As [`CompiledShape::synthesize_batch`].
+    pub fn synthesize_batch_reusing<C: Circuit<Scalar> + Send>(
+        &self,
+        circuits: Vec<C>,
+        spares: Vec<ProvingAssignment>,
+    ) -> Result<Vec<ProvingAssignment>> {
+        let mut spares = spares;
+        spares.resize_with(circuits.len().max(spares.len()), ProvingAssignment::default);
         circuits
             .into_par_iter()
+            .zip(spares)
             .enumerate()
-            .map(|(i, c)| {
-                self.synthesize(c).map_err(|e| match e {
+            .map(|(i, (c, spare))| {
+                self.synthesize_reusing(c, spare).map_err(|e| match e {
                     Error::Synthesis { source, .. } => Error::Synthesis { circuit: i, source },
                     other => other,
                 })
@@ -290,8 +337,8 @@ impl CompiledShape {
             .collect()
     }
 
-    /// Row-parallel sparse matrix times vector.
-    fn spmv(&self, m: &CsrMatrix, values: &[Scalar]) -> Vec<Scalar> {
+    /// Row-parallel sparse matrix times vector, into `out` (its allocation reused).
+    fn spmv(&self, m: &CsrMatrix, values: &[Scalar], out: &mut Vec<Scalar>) {
         (0..m.rows())
             .into_par_iter()
             .with_min_len(4096)
@@ -308,7 +355,7 @@ impl CompiledShape {
                 }
                 acc
             })
-            .collect()
+            .collect_into_vec(out);
     }
 }
 

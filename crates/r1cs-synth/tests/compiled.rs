@@ -193,3 +193,25 @@ fn more_or_fewer_inputs_than_the_shape_are_rejected_without_a_panic() {
     }
     assert!(shape.synthesize(two).is_ok());
 }
+
+/// Reusing a finished assignment's memory gives the same result as fresh memory, whatever the spare held: another
+/// circuit's values, a larger or smaller shape's vectors, or nothing.
+#[test]
+fn synthesize_reusing_equals_synthesize() {
+    let shape = CompiledShape::compile(Sha256Circuit::blank(1)).unwrap();
+    let big = CompiledShape::compile(Sha256Circuit::blank(2)).unwrap();
+    let mut rng = seeded_rng(31);
+    let mut spare = big.synthesize(Sha256Circuit::random(2, &mut rng)).unwrap();
+    for _ in 0..3 {
+        let circuit = Sha256Circuit::random(1, &mut rng);
+        let fresh = shape.synthesize(circuit.clone()).unwrap();
+        let reused = shape.synthesize_reusing(circuit, spare).unwrap();
+        assert_eq!(reused, fresh);
+        spare = reused;
+    }
+    let circuits: Vec<_> = (0..3).map(|_| Sha256Circuit::random(1, &mut rng)).collect();
+    let fresh = shape.synthesize_batch(circuits.clone()).unwrap();
+    // Fewer spares than circuits, one of them empty.
+    let spares = vec![spare, r1cs_synth::ProvingAssignment::default()];
+    assert_eq!(shape.synthesize_batch_reusing(circuits, spares).unwrap(), fresh);
+}
