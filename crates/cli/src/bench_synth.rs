@@ -274,7 +274,8 @@ pub fn run(a: SynthArgs) -> Result<()> {
         for (k, &v) in variants.iter().enumerate() {
             reset_peak_rss();
             let faults_before = minor_faults();
-            let (secs, c) = pool.install(|| run_variant(v, &case, shape.as_ref(), &mut spares[k]))?;
+            let (secs, c) =
+                pool.install(|| run_variant(v, &case, shape.as_ref(), &mut spares[k]))?;
             if let (Some(a), Some(b)) = (faults_before, minor_faults()) {
                 faults[k].push(b - a);
             }

@@ -211,7 +211,11 @@ impl CompiledShape {
     }
 
     /// [`CompiledShape::witness`] into `values`'s memory (cleared first, grown if it is too small).
-    fn witness_into<C: Circuit<Scalar>>(&self, circuit: C, mut values: Vec<Scalar>) -> Result<Witness> {
+    fn witness_into<C: Circuit<Scalar>>(
+        &self,
+        circuit: C,
+        mut values: Vec<Scalar>,
+    ) -> Result<Witness> {
         // One vector for every value, inputs in the first num_inputs slots: the products read it as it is, and the
         // aux assignment is its tail afterwards (no second copy of the witness at the peak).
         values.clear();

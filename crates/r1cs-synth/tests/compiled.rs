@@ -213,5 +213,8 @@ fn synthesize_reusing_equals_synthesize() {
     let fresh = shape.synthesize_batch(circuits.clone()).unwrap();
     // Fewer spares than circuits, one of them empty.
     let spares = vec![spare, r1cs_synth::ProvingAssignment::default()];
-    assert_eq!(shape.synthesize_batch_reusing(circuits, spares).unwrap(), fresh);
+    assert_eq!(
+        shape.synthesize_batch_reusing(circuits, spares).unwrap(),
+        fresh
+    );
 }
