@@ -263,10 +263,10 @@ impl CompiledShape {
         spare: ProvingAssignment,
     ) -> Result<ProvingAssignment> {
         let ProvingAssignment {
-            a: mut a_out,
-            b: mut b_out,
-            c: mut c_out,
-            input_assignment: mut inputs_out,
+            mut a,
+            mut b,
+            mut c,
+            mut input_assignment,
             aux_assignment,
             ..
         } = spare;
@@ -274,23 +274,21 @@ impl CompiledShape {
         let Witness { mut values, .. } = self.witness_into(circuit, aux_assignment)?;
         let witness = started.elapsed();
         rayon::join(
-            || self.spmv(&self.a, &values, &mut a_out),
+            || self.spmv(&self.a, &values, &mut a),
             || {
                 rayon::join(
-                    || self.spmv(&self.b, &values, &mut b_out),
-                    || self.spmv(&self.c, &values, &mut c_out),
+                    || self.spmv(&self.b, &values, &mut b),
+                    || self.spmv(&self.c, &values, &mut c),
                 )
             },
         );
-        let (a, b, c) = (a_out, b_out, c_out);
         tracing::debug!(
             witness_ms = witness.as_secs_f64() * 1e3,
             products_ms = (started.elapsed() - witness).as_secs_f64() * 1e3,
             "compiled synthesis"
         );
-        inputs_out.clear();
-        inputs_out.extend_from_slice(&values[..self.num_inputs]);
-        let input_assignment = inputs_out;
+        input_assignment.clear();
+        input_assignment.extend_from_slice(&values[..self.num_inputs]);
         values.drain(..self.num_inputs);
         Ok(ProvingAssignment {
             a,
@@ -317,17 +315,16 @@ impl CompiledShape {
     }
 
     /// [`CompiledShape::synthesize_batch`] reusing finished assignments (see [`CompiledShape::synthesize_reusing`]):
-    /// circuit i takes `spares[i]` where there is one.
+    /// circuit i takes `spares[i]` where there is one (spares beyond the circuits are dropped).
     ///
     /// # Errors
     /// As [`CompiledShape::synthesize_batch`].
     pub fn synthesize_batch_reusing<C: Circuit<Scalar> + Send>(
         &self,
         circuits: Vec<C>,
-        spares: Vec<ProvingAssignment>,
+        mut spares: Vec<ProvingAssignment>,
     ) -> Result<Vec<ProvingAssignment>> {
-        let mut spares = spares;
-        spares.resize_with(circuits.len().max(spares.len()), ProvingAssignment::default);
+        spares.resize_with(circuits.len(), ProvingAssignment::default);
         circuits
             .into_par_iter()
             .zip(spares)
