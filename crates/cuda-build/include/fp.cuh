@@ -46,7 +46,7 @@ __device__ __forceinline__ fp_t fp_sub(const fp_t& a, const fp_t& b) { return mo
 __device__ __forceinline__ fp_t fp_dbl(const fp_t& a) { return fp_add(a, a); }
 __device__ __forceinline__ fp_t fp_neg(const fp_t& a) { return fp_sub(fp_zero(), a); }
 __device__ __forceinline__ fp_t fp_mul(const fp_t& a, const fp_t& b) { return FpModulus::mul(a, b); }
-__device__ __forceinline__ fp_t fp_sqr(const fp_t& a) { return fp_mul(a, a); }
+__device__ __forceinline__ fp_t fp_sqr(const fp_t& a) { return mont_sqr<FpModulus>(a); }
 
 // a^(p-2) = a^-1 for a != 0; 0 maps to 0. Slow (square and multiply): for tests and one-off conversions only.
 __device__ __forceinline__ fp_t fp_inv(const fp_t& a) {

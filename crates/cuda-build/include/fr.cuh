@@ -44,7 +44,7 @@ __device__ __forceinline__ fr_t fr_add(const fr_t& a, const fr_t& b) { return mo
 __device__ __forceinline__ fr_t fr_sub(const fr_t& a, const fr_t& b) { return mont_sub<FrModulus>(a, b); }
 __device__ __forceinline__ fr_t fr_neg(const fr_t& a) { return fr_sub(fr_zero(), a); }
 __device__ __forceinline__ fr_t fr_mul(const fr_t& a, const fr_t& b) { return FrModulus::mul(a, b); }
-__device__ __forceinline__ fr_t fr_sqr(const fr_t& a) { return fr_mul(a, a); }
+__device__ __forceinline__ fr_t fr_sqr(const fr_t& a) { return mont_sqr<FrModulus>(a); }
 
 // a^e for a 256-bit exponent given as little-endian 32-bit words (a plain integer, not Montgomery).
 __device__ __forceinline__ fr_t fr_pow(const fr_t& a, const uint32_t e[8]) {
