@@ -453,6 +453,36 @@ __global__ void imad_kernel(uint32_t* out, uint32_t seed, uint32_t mul, uint32_t
     if (acc == 0x12345678u) out[0] = acc;  // keeps the work alive
 }
 
+// Sparse rows times a vector (a, b and c from a witness): one thread per row, the row's terms summed in order.
+// Column k's value is values[k - rotate] for k >= rotate and values[k + (columns - rotate)] below it: the values
+// buffer holds the columns from `rotate` on, then the first `rotate` (Groth16's aux first, then the inputs, so the
+// aux scalars the MSMs read are the buffer's start). Slot 0 of the table is one and slot 1 minus one: added and
+// subtracted without a product. Rows from `rows` to `out_len` are zero (the domain's padding).
+__global__ void spmv_kernel(const uint32_t* __restrict__ row_ptr, const uint32_t* __restrict__ cols,
+                            const uint32_t* __restrict__ slots, const fr_t* __restrict__ table, uint32_t rows,
+                            const fr_t* __restrict__ values, uint32_t columns, uint32_t rotate,
+                            fr_t* __restrict__ out, uint64_t out_len) {
+    const uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= out_len) return;
+    fr_t acc = fr_zero();
+    if (r < rows) {
+        const uint32_t end = row_ptr[r + 1];
+        for (uint32_t k = row_ptr[r]; k < end; k++) {
+            const uint32_t col = cols[k];
+            const fr_t v = load(&values[col >= rotate ? col - rotate : col + (columns - rotate)]);
+            const uint32_t slot = slots[k];
+            if (slot == 0) {
+                acc = fr_add(acc, v);
+            } else if (slot == 1) {
+                acc = fr_sub(acc, v);
+            } else {
+                acc = fr_add(acc, fr_mul(v, table[slot]));
+            }
+        }
+    }
+    store(&out[r], acc);
+}
+
 }  // namespace
 
 extern "C" {
@@ -623,6 +653,20 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
     CUZK_TRY_LAUNCH("ab_minus_c_kernel");
     // Evaluations on g<w> -> coefficients of h, natural order.
     return ntt(d, bufs[0], 1, true, false, false, &g, s0);
+}
+
+cuzk_status cuzk_spmv(const uint32_t* row_ptr, const uint32_t* cols, const uint32_t* slots, const void* table,
+                      uint32_t rows, const void* values, uint32_t columns, uint32_t rotate, void* out,
+                      size_t out_len, void* stream) {
+    if (out_len < rows) return status_msg(1, "cuzk_spmv: the output is shorter than the matrix's rows");
+    if (rotate > columns) return status_msg(1, "cuzk_spmv: rotate past the columns");
+    if (out_len == 0) return status_ok();
+    const uint32_t threads = 256;
+    spmv_kernel<<<(uint32_t)((out_len + threads - 1) / threads), threads, 0, (cudaStream_t)stream>>>(
+        row_ptr, cols, slots, (const fr_t*)table, rows, (const fr_t*)values, columns, rotate, (fr_t*)out,
+        (uint64_t)out_len);
+    CUZK_TRY_LAUNCH("spmv_kernel");
+    return status_ok();
 }
 
 cuzk_status cuzk_fr_test(int op, const void* a, const void* b, void* out, size_t n) {

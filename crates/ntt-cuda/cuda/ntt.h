@@ -57,6 +57,16 @@ cuzk_status cuzk_ntt(const cuzk_ntt_domain* domain, void* data, uint32_t batch, 
 cuzk_status cuzk_h_poly(const cuzk_ntt_domain* domain, void* a, void* b, void* c, const void* coset, const void* z_inv,
                         void* const* streams);
 
+/* Sparse rows times a vector, on the device: out[r] = sum over k in [row_ptr[r], row_ptr[r + 1]) of
+ * table[slots[k]] * value(cols[k]) for r < rows, and out[r] = 0 for rows <= r < out_len (out_len >= rows).
+ * value(k) is values[k - rotate] for k >= rotate, else values[k + columns - rotate]: the buffer holds the columns from
+ * `rotate` on, then the first `rotate`. table[0] must be one and table[1] minus one (no product for them).
+ * Every pointer is device memory; the caller guarantees row_ptr non-decreasing with rows + 1 entries, every column
+ * below `columns` and every slot inside the table. Queued on `stream`. */
+cuzk_status cuzk_spmv(const uint32_t* row_ptr, const uint32_t* cols, const uint32_t* slots, const void* table,
+                      uint32_t rows, const void* values, uint32_t columns, uint32_t rotate, void* out,
+                      size_t out_len, void* stream);
+
 /* Elementwise scalar-field operations for tests: out[i] = op(a[i], b[i]) on host arrays of n scalars.
  * op: 0 add, 1 sub, 2 mul, 3 square(a), 4 inverse(a), 5 a^e with e = b's raw little-endian words, 6 neg(a). */
 cuzk_status cuzk_fr_test(int op, const void* a, const void* b, void* out, size_t n);

@@ -221,6 +221,186 @@ mod imp {
         }
     }
 
+    impl DeviceScalars {
+        /// Copies `host` into this buffer from scalar `offset` on, ordered on `stream` (the host data is staged by the
+        /// driver before the call returns).
+        pub fn write_at(&mut self, offset: usize, host: &[Scalar], stream: &Stream) -> Result<()> {
+            if offset
+                .checked_add(host.len())
+                .is_none_or(|end| end > self.len)
+            {
+                return Err(Error::LengthMismatch {
+                    what: "a write into a device buffer",
+                    got: offset.saturating_add(host.len()),
+                    expected: self.len,
+                });
+            }
+            if host.is_empty() {
+                return Ok(());
+            }
+            // SAFETY: the buffer holds offset + host.len() scalars (checked); Scalar is 32 bytes of plain data.
+            check(unsafe {
+                ffi::cuzk_copy_to_device(
+                    self.ptr.cast::<u8>().add(offset * 32).cast(),
+                    host.as_ptr().cast(),
+                    host.len() * 32,
+                    stream.raw(),
+                )
+            })
+        }
+    }
+
+    /// u32 words in device memory, freed on drop.
+    #[derive(Debug)]
+    struct DeviceWords {
+        ptr: *mut c_void,
+        len: usize,
+    }
+    // SAFETY: device memory is not tied to a host thread; kernels only read it.
+    unsafe impl Send for DeviceWords {}
+    // SAFETY: as above.
+    unsafe impl Sync for DeviceWords {}
+
+    impl DeviceWords {
+        fn from_host(host: &[u32]) -> Result<Self> {
+            let mut ptr = std::ptr::null_mut();
+            let bytes = host.len().max(1) * 4;
+            // SAFETY: out-parameter.
+            check(unsafe { ffi::cuzk_malloc(&mut ptr, bytes) })?;
+            let words = DeviceWords {
+                ptr,
+                len: host.len(),
+            };
+            if !host.is_empty() {
+                // SAFETY: the allocation holds host.len() words; the default stream's copy from pageable memory
+                // returns once the data is staged.
+                check(unsafe {
+                    ffi::cuzk_copy_to_device(
+                        ptr,
+                        host.as_ptr().cast(),
+                        host.len() * 4,
+                        std::ptr::null_mut(),
+                    )
+                })?;
+            }
+            Ok(words)
+        }
+    }
+
+    impl Drop for DeviceWords {
+        fn drop(&mut self) {
+            // SAFETY: allocated by cuzk_malloc, freed once.
+            let _ = unsafe { ffi::cuzk_free(self.ptr) };
+        }
+    }
+
+    /// A coefficient table on the device for [`spmv`]: slot 0 is one and slot 1 minus one.
+    #[derive(Debug)]
+    pub struct DeviceCoeffs(DeviceScalars);
+
+    impl DeviceCoeffs {
+        /// Uploads `table` after checking its first two slots.
+        pub fn upload(table: &[Scalar]) -> Result<Self> {
+            super::check_coeff_table(table)?;
+            let stream = Stream::new()?;
+            let buf = DeviceScalars::from_host_padded(table, table.len(), &stream)?;
+            stream.synchronize()?;
+            Ok(DeviceCoeffs(buf))
+        }
+
+        pub fn len(&self) -> usize {
+            self.0.len
+        }
+
+        pub fn is_empty(&self) -> bool {
+            self.0.len == 0
+        }
+    }
+
+    /// A sparse matrix in compressed rows, resident on the device: row starts, columns and coefficient slots (into a
+    /// [`DeviceCoeffs`] table), as u32 each. Checked on upload, so [`spmv`] never reads out of bounds.
+    #[derive(Debug)]
+    pub struct DeviceCsr {
+        row_ptr: DeviceWords,
+        cols: DeviceWords,
+        slots: DeviceWords,
+        columns: usize,
+        table_len: usize,
+    }
+
+    impl DeviceCsr {
+        /// Checks the matrix (see [`super::check_csr`]) and uploads it.
+        pub fn upload(
+            row_ptr: &[u32],
+            cols: &[u32],
+            slots: &[u32],
+            columns: usize,
+            table_len: usize,
+        ) -> Result<Self> {
+            super::check_csr(row_ptr, cols, slots, columns, table_len)?;
+            device()?;
+            Ok(DeviceCsr {
+                row_ptr: DeviceWords::from_host(row_ptr)?,
+                cols: DeviceWords::from_host(cols)?,
+                slots: DeviceWords::from_host(slots)?,
+                columns,
+                table_len,
+            })
+        }
+
+        pub fn rows(&self) -> usize {
+            self.row_ptr.len - 1
+        }
+
+        pub fn columns(&self) -> usize {
+            self.columns
+        }
+
+        /// Device bytes the matrix holds.
+        pub fn device_bytes(&self) -> usize {
+            4 * (self.row_ptr.len + self.cols.len + self.slots.len)
+        }
+    }
+
+    /// `out[r]` = row r of `m` times the values (zero past the matrix's rows), queued on `stream`. `values` holds the
+    /// matrix's columns from `rotate` on, then the first `rotate` (see `cuzk_spmv`).
+    pub fn spmv(
+        m: &DeviceCsr,
+        table: &DeviceCoeffs,
+        values: &DeviceScalars,
+        rotate: usize,
+        out: &mut DeviceScalars,
+        stream: &Stream,
+    ) -> Result<()> {
+        super::check_spmv_args(
+            m.rows(),
+            m.columns,
+            m.table_len,
+            table.len(),
+            values.len,
+            rotate,
+            out.len,
+        )?;
+        // SAFETY: every pointer is a live device allocation of the checked length; the matrix was checked on upload
+        // (columns below `columns`, slots inside a table of `table_len` <= table.len() scalars, row starts
+        // non-decreasing up to the term count); values holds at least `columns` scalars and out at least `rows`.
+        check(unsafe {
+            ffi::cuzk_spmv(
+                m.row_ptr.ptr.cast(),
+                m.cols.ptr.cast(),
+                m.slots.ptr.cast(),
+                table.0.ptr,
+                m.rows() as u32,
+                values.ptr,
+                m.columns as u32,
+                rotate as u32,
+                out.ptr,
+                out.len,
+                stream.raw(),
+            )
+        })
+    }
+
     /// Scalars in page-locked (pinned) host memory: uploads from here run at full PCIe speed and truly
     /// asynchronously. Allocate once and reuse: pinning is expensive.
     #[derive(Debug)]
@@ -566,6 +746,69 @@ mod imp {
     impl Drop for DeviceScalars {
         fn drop(&mut self) {}
     }
+
+    impl DeviceScalars {
+        pub fn write_at(
+            &mut self,
+            _offset: usize,
+            _host: &[Scalar],
+            _stream: &Stream,
+        ) -> Result<()> {
+            none()
+        }
+    }
+
+    #[derive(Debug)]
+    pub struct DeviceCoeffs(());
+
+    impl DeviceCoeffs {
+        pub fn upload(table: &[Scalar]) -> Result<Self> {
+            super::check_coeff_table(table)?;
+            none()
+        }
+        pub fn len(&self) -> usize {
+            0
+        }
+        pub fn is_empty(&self) -> bool {
+            true
+        }
+    }
+
+    #[derive(Debug)]
+    pub struct DeviceCsr(());
+
+    impl DeviceCsr {
+        pub fn upload(
+            row_ptr: &[u32],
+            cols: &[u32],
+            slots: &[u32],
+            columns: usize,
+            table_len: usize,
+        ) -> Result<Self> {
+            super::check_csr(row_ptr, cols, slots, columns, table_len)?;
+            none()
+        }
+        pub fn rows(&self) -> usize {
+            0
+        }
+        pub fn columns(&self) -> usize {
+            0
+        }
+        pub fn device_bytes(&self) -> usize {
+            0
+        }
+    }
+
+    pub fn spmv(
+        _m: &DeviceCsr,
+        _table: &DeviceCoeffs,
+        _values: &DeviceScalars,
+        _rotate: usize,
+        _out: &mut DeviceScalars,
+        _stream: &Stream,
+    ) -> Result<()> {
+        none()
+    }
     impl Drop for GpuDomain {
         fn drop(&mut self) {}
     }
@@ -721,7 +964,109 @@ mod imp {
     }
 }
 
-pub use imp::{DeviceScalars, GpuDomain, PinnedScalars, Registered, Staging, Stream};
+pub use imp::{
+    spmv, DeviceCoeffs, DeviceCsr, DeviceScalars, GpuDomain, PinnedScalars, Registered, Staging,
+    Stream,
+};
+
+/// Checks a coefficient table for [`spmv`]: at least two slots, slot 0 one and slot 1 minus one.
+fn check_coeff_table(table: &[Scalar]) -> Result<()> {
+    use ff::Field;
+    if table.len() < 2 || table[0] != Scalar::ONE || table[1] != -Scalar::ONE {
+        return Err(Error::InvalidMatrix(
+            "a coefficient table must start with one, then minus one".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a matrix in compressed rows before it goes to the device: `row_ptr` starts at 0, never decreases and ends
+/// at the term count (which `cols` and `slots` share), there are fewer than 2^32 rows and columns, every column is
+/// below `columns` and every slot inside a table of `table_len`. The error names the first offending row or term.
+pub fn check_csr(
+    row_ptr: &[u32],
+    cols: &[u32],
+    slots: &[u32],
+    columns: usize,
+    table_len: usize,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let bad = |m: String| Err(Error::InvalidMatrix(m));
+    let Some((&last, _)) = row_ptr.split_last() else {
+        return bad("row starts: empty (a matrix of r rows has r + 1)".into());
+    };
+    if row_ptr[0] != 0 {
+        return bad(format!("row starts: the first is {}, not 0", row_ptr[0]));
+    }
+    if cols.len() != slots.len() || last as usize != cols.len() {
+        return bad(format!(
+            "{} columns and {} coefficient slots, but the row starts end at {last}",
+            cols.len(),
+            slots.len()
+        ));
+    }
+    if row_ptr.len() - 1 > u32::MAX as usize || columns > u32::MAX as usize {
+        return bad(format!(
+            "{} rows and {columns} columns: at most 2^32 - 1 each",
+            row_ptr.len() - 1
+        ));
+    }
+    if let Some(r) = (0..row_ptr.len() - 1)
+        .into_par_iter()
+        .find_first(|&r| row_ptr[r + 1] < row_ptr[r])
+    {
+        return bad(format!("row {r} ends before it starts"));
+    }
+    if let Some(k) = cols.par_iter().position_first(|&c| c as usize >= columns) {
+        return bad(format!(
+            "term {k}: column {} of a matrix of {columns} columns",
+            cols[k]
+        ));
+    }
+    if let Some(k) = slots
+        .par_iter()
+        .position_first(|&s| s as usize >= table_len)
+    {
+        return bad(format!(
+            "term {k}: coefficient slot {} of a table of {table_len}",
+            slots[k]
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the lengths [`spmv`] is given against the matrix it runs.
+#[cfg_attr(not(has_cuda), allow(dead_code))]
+fn check_spmv_args(
+    rows: usize,
+    columns: usize,
+    table_len: usize,
+    table: usize,
+    values: usize,
+    rotate: usize,
+    out: usize,
+) -> Result<()> {
+    let short = |what, got, expected| {
+        Err(Error::LengthMismatch {
+            what,
+            got,
+            expected,
+        })
+    };
+    if table < table_len {
+        return short("the coefficient table", table, table_len);
+    }
+    if values < columns {
+        return short("the values", values, columns);
+    }
+    if rotate > columns {
+        return short("the rotation", rotate, columns);
+    }
+    if out < rows {
+        return short("the output", out, rows);
+    }
+    Ok(())
+}
 
 impl GpuDomain {
     /// The process-wide domain of 2^log_n points, created on first use and kept (its twiddles stay on the device,

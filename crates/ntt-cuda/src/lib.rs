@@ -33,6 +33,9 @@ pub enum Error {
         /// Largest supported log2 size.
         max: u32,
     },
+    /// A sparse matrix or its coefficient table is malformed (named: the row or term, the bound).
+    #[error("invalid sparse matrix: {0}")]
+    InvalidMatrix(String),
     /// A slice does not have the domain's size.
     #[error("{what} has {got} elements but the domain has {expected}")]
     LengthMismatch {
