@@ -299,8 +299,84 @@ impl CompiledShape {
             a_aux_density: self.a_aux_density.clone(),
             b_input_density: self.b_input_density.clone(),
             b_aux_density: self.b_aux_density.clone(),
+            deferred_rows: 0,
             check: None,
         })
+    }
+
+    /// Synthesizes `circuit`'s witness only and leaves a, b and c to the prover: the assignment's a, b and c are
+    /// empty and [`ProvingAssignment::deferred_rows`] holds the constraint count. A GPU prover computes them on the
+    /// device from the witness it uploads anyway (host memory per partition is then the assignment alone, and the
+    /// sparse products leave the CPU); [`CompiledShape::compute_products`] computes them on the host. `spare`'s
+    /// assignment vector is written into; its a, b and c are freed.
+    ///
+    /// # Errors
+    /// As [`CompiledShape::witness`].
+    pub fn witness_assignment<C: Circuit<Scalar>>(
+        &self,
+        circuit: C,
+        spare: ProvingAssignment,
+    ) -> Result<ProvingAssignment> {
+        let ProvingAssignment {
+            mut input_assignment,
+            aux_assignment,
+            ..
+        } = spare;
+        let Witness { mut values, .. } = self.witness_into(circuit, aux_assignment)?;
+        input_assignment.clear();
+        input_assignment.extend_from_slice(&values[..self.num_inputs]);
+        values.drain(..self.num_inputs);
+        Ok(ProvingAssignment {
+            input_assignment,
+            aux_assignment: values,
+            a_aux_density: self.a_aux_density.clone(),
+            b_input_density: self.b_input_density.clone(),
+            b_aux_density: self.b_aux_density.clone(),
+            deferred_rows: self.num_constraints(),
+            ..ProvingAssignment::default()
+        })
+    }
+
+    /// Computes the a, b and c that [`CompiledShape::witness_assignment`] left out, on the host (into `pa`'s vectors),
+    /// so that `pa` is what [`CompiledShape::synthesize`] returns. Does nothing when `pa` has them already.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] when `pa`'s counts are not this shape's.
+    pub fn compute_products(&self, pa: &mut ProvingAssignment) -> Result<()> {
+        if !pa.products_deferred() {
+            return Ok(());
+        }
+        let (ni, na) = (pa.input_assignment.len(), pa.aux_assignment.len());
+        if ni != self.num_inputs || na != self.num_aux || pa.deferred_rows != self.num_constraints()
+        {
+            return Err(Error::ShapeMismatch(format!(
+                "the assignment has {ni} inputs, {na} aux variables and {} constraints; the compiled shape has {}, {} and {}",
+                pa.deferred_rows,
+                self.num_inputs,
+                self.num_aux,
+                self.num_constraints()
+            )));
+        }
+        let (inputs, aux) = (&pa.input_assignment, &pa.aux_assignment);
+        let value = |col: usize| {
+            if col < ni {
+                inputs[col]
+            } else {
+                aux[col - ni]
+            }
+        };
+        let (a, b, c) = (&mut pa.a, &mut pa.b, &mut pa.c);
+        rayon::join(
+            || self.spmv_with(&self.a, value, a),
+            || {
+                rayon::join(
+                    || self.spmv_with(&self.b, value, b),
+                    || self.spmv_with(&self.c, value, c),
+                )
+            },
+        );
+        pa.deferred_rows = 0;
+        Ok(())
     }
 
     /// [`CompiledShape::synthesize`] for many circuits of this shape, in parallel; the first error in circuit order is returned.
@@ -340,6 +416,16 @@ impl CompiledShape {
 
     /// Row-parallel sparse matrix times vector, into `out` (its allocation reused).
     fn spmv(&self, m: &CsrMatrix, values: &[Scalar], out: &mut Vec<Scalar>) {
+        self.spmv_with(m, |col| values[col], out)
+    }
+
+    /// [`CompiledShape::spmv`] over a vector that `value(column)` reads.
+    fn spmv_with(
+        &self,
+        m: &CsrMatrix,
+        value: impl Fn(usize) -> Scalar + Sync,
+        out: &mut Vec<Scalar>,
+    ) {
         (0..m.rows())
             .into_par_iter()
             .with_min_len(4096)
@@ -347,7 +433,7 @@ impl CompiledShape {
                 let (start, end) = (m.row_ptr[r] as usize, m.row_ptr[r + 1] as usize);
                 let mut acc = Scalar::ZERO;
                 for k in start..end {
-                    let v = values[m.cols[k] as usize];
+                    let v = value(m.cols[k] as usize);
                     match m.coeffs[k] {
                         COEFF_ONE => acc += v,
                         COEFF_MINUS_ONE => acc -= v,

@@ -91,6 +91,10 @@ pub struct ProvingAssignment {
     pub b_input_density: Density,
     /// Aux variables that appear in B.
     pub b_aux_density: Density,
+    /// The number of constraints when a, b and c are left to the prover ([`CompiledShape::witness_assignment`]):
+    /// then a, b and c are empty, and the prover computes them from the compiled shape (on the GPU, from the witness
+    /// on the device; see [`CompiledShape::compute_products`] for the host). 0 when a, b and c are here.
+    pub deferred_rows: usize,
     check: Option<Checker>,
 }
 
@@ -122,7 +126,16 @@ impl ProvingAssignment {
 
     /// Number of constraints, input constraints included.
     pub fn num_constraints(&self) -> usize {
-        self.a.len()
+        if self.products_deferred() {
+            self.deferred_rows
+        } else {
+            self.a.len()
+        }
+    }
+
+    /// Whether a, b and c are left to the prover (see [`ProvingAssignment::deferred_rows`]).
+    pub fn products_deferred(&self) -> bool {
+        self.deferred_rows > 0
     }
 
     /// Number of inputs, ONE included.

@@ -21,8 +21,17 @@ proptest! {
         let direct = synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap();
         let shape = CompiledShape::compile(circuit.without_values()).unwrap();
         prop_assert_eq!(shape.num_constraints(), direct.num_constraints());
-        let compiled = shape.synthesize(circuit).unwrap();
-        prop_assert_eq!(compiled, direct);
+        let compiled = shape.synthesize(circuit.clone()).unwrap();
+        prop_assert_eq!(&compiled, &direct);
+        // a, b and c left to the prover, then computed on the host: the same assignment.
+        let mut deferred = shape
+            .witness_assignment(circuit, r1cs_synth::ProvingAssignment::default())
+            .unwrap();
+        prop_assert!(deferred.products_deferred() && deferred.a.is_empty());
+        prop_assert_eq!(deferred.num_constraints(), direct.num_constraints());
+        shape.compute_products(&mut deferred).unwrap();
+        prop_assert!(!deferred.products_deferred());
+        prop_assert_eq!(deferred, direct);
     }
 }
 
@@ -217,4 +226,34 @@ fn synthesize_reusing_equals_synthesize() {
         shape.synthesize_batch_reusing(circuits, spares).unwrap(),
         fresh
     );
+}
+
+/// a, b and c left to the prover: the assignment carries the witness and the constraint count, written into a spare
+/// (its a, b and c freed); computed afterwards on the host it is the full synthesis, and another shape's assignment is
+/// refused by name.
+#[test]
+fn witness_assignment_then_products_equals_synthesize() {
+    let shape = CompiledShape::compile(Sha256Circuit::blank(1)).unwrap();
+    let other = CompiledShape::compile(Sha256Circuit::blank(2)).unwrap();
+    let mut rng = seeded_rng(32);
+    let mut spare = shape
+        .synthesize(Sha256Circuit::random(1, &mut rng))
+        .unwrap();
+    for _ in 0..2 {
+        let circuit = Sha256Circuit::random(1, &mut rng);
+        let fresh = shape.synthesize(circuit.clone()).unwrap();
+        let mut pa = shape.witness_assignment(circuit, spare).unwrap();
+        assert!(pa.a.is_empty() && pa.b.is_empty() && pa.c.is_empty());
+        assert_eq!(pa.deferred_rows, fresh.num_constraints());
+        assert_eq!(pa.aux_assignment, fresh.aux_assignment);
+        assert_eq!(pa.input_assignment, fresh.input_assignment);
+        let err = other.compute_products(&mut pa.clone()).unwrap_err();
+        assert!(matches!(err, Error::ShapeMismatch(_)), "{err}");
+        shape.compute_products(&mut pa).unwrap();
+        assert_eq!(pa, fresh);
+        // Computing again changes nothing.
+        shape.compute_products(&mut pa).unwrap();
+        assert_eq!(pa, fresh);
+        spare = pa;
+    }
 }
