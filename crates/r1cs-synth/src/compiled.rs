@@ -346,17 +346,8 @@ impl CompiledShape {
         if !pa.products_deferred() {
             return Ok(());
         }
-        let (ni, na) = (pa.input_assignment.len(), pa.aux_assignment.len());
-        if ni != self.num_inputs || na != self.num_aux || pa.deferred_rows != self.num_constraints()
-        {
-            return Err(Error::ShapeMismatch(format!(
-                "the assignment has {ni} inputs, {na} aux variables and {} constraints; the compiled shape has {}, {} and {}",
-                pa.deferred_rows,
-                self.num_inputs,
-                self.num_aux,
-                self.num_constraints()
-            )));
-        }
+        self.check_counts(pa)?;
+        let ni = pa.input_assignment.len();
         let (inputs, aux) = (&pa.input_assignment, &pa.aux_assignment);
         let value = |col: usize| {
             if col < ni {
@@ -376,6 +367,28 @@ impl CompiledShape {
             },
         );
         pa.deferred_rows = 0;
+        Ok(())
+    }
+
+    /// Checks that `pa` has this shape's input, aux and constraint counts (before its a, b and c are computed from
+    /// it, here or on a device).
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] naming the counts.
+    pub fn check_counts(&self, pa: &ProvingAssignment) -> Result<()> {
+        let (ni, na, rows) = (
+            pa.input_assignment.len(),
+            pa.aux_assignment.len(),
+            pa.num_constraints(),
+        );
+        if ni != self.num_inputs || na != self.num_aux || rows != self.num_constraints() {
+            return Err(Error::ShapeMismatch(format!(
+                "the assignment has {ni} inputs, {na} aux variables and {rows} constraints; the compiled shape has {}, {} and {}",
+                self.num_inputs,
+                self.num_aux,
+                self.num_constraints()
+            )));
+        }
         Ok(())
     }
 
