@@ -61,9 +61,9 @@ fn reference(
         }]
     };
     let mut out = vec![Scalar::ZERO; out_len];
-    for r in 0..m.row_ptr.len() - 1 {
-        for k in m.row_ptr[r] as usize..m.row_ptr[r + 1] as usize {
-            out[r] += table[m.slots[k] as usize] * value(m.cols[k] as usize);
+    for (row, acc) in m.row_ptr.windows(2).zip(out.iter_mut()) {
+        for k in row[0] as usize..row[1] as usize {
+            *acc += table[m.slots[k] as usize] * value(m.cols[k] as usize);
         }
     }
     out

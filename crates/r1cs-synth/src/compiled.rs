@@ -266,12 +266,12 @@ impl CompiledShape {
             mut a,
             mut b,
             mut c,
-            mut input_assignment,
+            input_assignment,
             aux_assignment,
             ..
         } = spare;
         let started = std::time::Instant::now();
-        let Witness { mut values, .. } = self.witness_into(circuit, aux_assignment)?;
+        let Witness { values, .. } = self.witness_into(circuit, aux_assignment)?;
         let witness = started.elapsed();
         rayon::join(
             || self.spmv(&self.a, &values, &mut a),
@@ -287,21 +287,34 @@ impl CompiledShape {
             products_ms = (started.elapsed() - witness).as_secs_f64() * 1e3,
             "compiled synthesis"
         );
-        input_assignment.clear();
-        input_assignment.extend_from_slice(&values[..self.num_inputs]);
+        Ok(self.assignment(values, input_assignment, [a, b, c], 0))
+    }
+
+    /// The assignment of a witness: `values` holds the inputs, then the aux values (its tail becomes the aux
+    /// assignment, its head is copied into `inputs`' memory), with a, b and c (empty, and `deferred_rows` the
+    /// constraint count, when they are left to the prover) and the shape's densities.
+    fn assignment(
+        &self,
+        mut values: Vec<Scalar>,
+        mut inputs: Vec<Scalar>,
+        [a, b, c]: [Vec<Scalar>; 3],
+        deferred_rows: usize,
+    ) -> ProvingAssignment {
+        inputs.clear();
+        inputs.extend_from_slice(&values[..self.num_inputs]);
         values.drain(..self.num_inputs);
-        Ok(ProvingAssignment {
+        ProvingAssignment {
             a,
             b,
             c,
-            input_assignment,
+            input_assignment: inputs,
             aux_assignment: values,
             a_aux_density: self.a_aux_density.clone(),
             b_input_density: self.b_input_density.clone(),
             b_aux_density: self.b_aux_density.clone(),
-            deferred_rows: 0,
+            deferred_rows,
             check: None,
-        })
+        }
     }
 
     /// Synthesizes `circuit`'s witness only and leaves a, b and c to the prover: the assignment's a, b and c are
@@ -318,23 +331,17 @@ impl CompiledShape {
         spare: ProvingAssignment,
     ) -> Result<ProvingAssignment> {
         let ProvingAssignment {
-            mut input_assignment,
+            input_assignment,
             aux_assignment,
             ..
         } = spare;
-        let Witness { mut values, .. } = self.witness_into(circuit, aux_assignment)?;
-        input_assignment.clear();
-        input_assignment.extend_from_slice(&values[..self.num_inputs]);
-        values.drain(..self.num_inputs);
-        Ok(ProvingAssignment {
+        let Witness { values, .. } = self.witness_into(circuit, aux_assignment)?;
+        Ok(self.assignment(
+            values,
             input_assignment,
-            aux_assignment: values,
-            a_aux_density: self.a_aux_density.clone(),
-            b_input_density: self.b_input_density.clone(),
-            b_aux_density: self.b_aux_density.clone(),
-            deferred_rows: self.num_constraints(),
-            ..ProvingAssignment::default()
-        })
+            Default::default(),
+            self.num_constraints(),
+        ))
     }
 
     /// Computes the a, b and c that [`CompiledShape::witness_assignment`] left out, on the host (into `pa`'s vectors),
