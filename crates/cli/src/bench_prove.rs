@@ -112,6 +112,9 @@ pub struct ProveArgs {
     /// Synthesis path.
     #[arg(long, value_enum, default_value = "compiled")]
     synthesis: SynthPath,
+    /// Where a, b and c are computed with the compiled path: in synthesis, or by the prover from the witness.
+    #[arg(long, value_enum, default_value = "auto")]
+    abc: crate::AbcAt,
     /// Most partitions alive at once (synthesizing, queued or proving); overrides --memory-budget-gib.
     #[arg(long)]
     max_in_flight: Option<usize>,
@@ -134,6 +137,10 @@ pub struct ProveArgs {
     /// Skip the verifier's check of each proof (always off with fake parameters).
     #[arg(long)]
     no_verify: bool,
+    /// Compiled synthesis writes into a proved partition's vectors (on) or into fresh ones (off: every partition's
+    /// pages are faulted in and cleared by the kernel again; an A/B switch).
+    #[arg(long, value_enum, default_value = "on")]
+    reuse: crate::bench_synth::OnOff,
     /// Where generated real parameters are kept.
     #[arg(long, env = "CUZK_PARAM_CACHE", value_name = "DIR")]
     cache_dir: Option<PathBuf>,
@@ -151,15 +158,77 @@ pub struct ProveArgs {
     json: bool,
 }
 
-/// Parameters of the right sizes for `pa` made of random points: cheap at any size, but no setup stands behind them,
-/// so proofs against them do not verify. For benchmarks only.
-fn fake_params(pa: &ProvingAssignment) -> Parameters {
+/// Gives `engine` the compiled shape when the prover computes a, b and c (uploading its matrices when the prover
+/// runs on the GPU), reporting where they are computed.
+pub(crate) fn with_abc_by_prover(
+    mut engine: Engine,
+    shape: &Arc<CompiledShape>,
+    by_prover: bool,
+    report: &mut Report,
+) -> Result<Engine> {
+    if by_prover {
+        let t = Instant::now();
+        engine = engine
+            .with_shape(Arc::clone(shape))
+            .context("giving the engine the compiled shape")?;
+        report.time("shape to the prover", t.elapsed());
+        if let Some(p) = engine.products() {
+            report.mib(
+                "shape on the device",
+                p.device_bytes() as f64 / (1u64 << 20) as f64,
+            );
+        }
+    }
+    report.text(
+        "a, b, c computed by",
+        if by_prover {
+            "the prover, from the witness"
+        } else {
+            "synthesis"
+        }
+        .into(),
+    );
+    Ok(engine)
+}
+
+/// What the parameters' sizes follow: counts of one partition's circuit.
+struct Sizes {
+    constraints: usize,
+    inputs: usize,
+    aux: usize,
+    a_aux: usize,
+    b: usize,
+}
+
+impl Sizes {
+    fn of_assignment(pa: &ProvingAssignment) -> Self {
+        Sizes {
+            constraints: pa.num_constraints(),
+            inputs: pa.num_inputs(),
+            aux: pa.num_aux(),
+            a_aux: pa.a_aux_density.count_ones(),
+            b: pa.b_input_density.count_ones() + pa.b_aux_density.count_ones(),
+        }
+    }
+
+    fn of_shape(shape: &CompiledShape) -> Self {
+        Sizes {
+            constraints: shape.num_constraints(),
+            inputs: shape.num_inputs,
+            aux: shape.num_aux,
+            a_aux: shape.a_aux_density.count_ones(),
+            b: shape.b_input_density.count_ones() + shape.b_aux_density.count_ones(),
+        }
+    }
+}
+
+/// Parameters of these sizes made of random points: cheap at any size, but no setup stands behind them, so proofs
+/// against them do not verify. For benchmarks only.
+fn fake_params(z: &Sizes) -> Parameters {
     use rand::SeedableRng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x0fa4e);
     let g1 = |n: usize, rng: &mut rand_chacha::ChaCha8Rng| test_utils::random_g1_fast(n, rng);
-    let m = pa.num_constraints().next_power_of_two();
-    let inputs = pa.num_inputs();
-    let b = pa.b_input_density.count_ones() + pa.b_aux_density.count_ones();
+    let m = z.constraints.next_power_of_two();
     let vk_g1 = g1(4, &mut rng);
     let vk_g2: Vec<G2Affine> = test_utils::random_g2_fast(3, &mut rng);
     Parameters {
@@ -170,13 +239,13 @@ fn fake_params(pa: &ProvingAssignment) -> Parameters {
             gamma_g2: vk_g2[1],
             delta_g1: vk_g1[2],
             delta_g2: vk_g2[2],
-            ic: g1(inputs, &mut rng),
+            ic: g1(z.inputs, &mut rng),
         },
         h: g1(m - 1, &mut rng),
-        l: g1(pa.num_aux(), &mut rng),
-        a: g1(inputs + pa.a_aux_density.count_ones(), &mut rng),
-        b_g1: g1(b, &mut rng),
-        b_g2: test_utils::random_g2_fast(b, &mut rng),
+        l: g1(z.aux, &mut rng),
+        a: g1(z.inputs + z.a_aux, &mut rng),
+        b_g1: g1(z.b, &mut rng),
+        b_g2: test_utils::random_g2_fast(z.b, &mut rng),
     }
 }
 
@@ -223,15 +292,32 @@ pub fn run(a: ProveArgs) -> Result<()> {
         Backend::Auto
     };
 
-    // The probe: partition 0 synthesized once outside the run, for the fake parameters' sizes and the report.
-    let probe = synthesize(partition(0), &SynthesisOptions::default())
-        .context("synthesizing the probe partition")?;
-    let domain = probe.num_constraints().next_power_of_two();
-    report.count("constraints per partition", probe.num_constraints());
+    // The parameters' sizes and the report's: from the compiled shape (compiled once, before the run), or on the
+    // direct path from partition 0 synthesized once outside the run.
+    let shape = match a.synthesis {
+        SynthPath::Compiled => {
+            let t = Instant::now();
+            let s = progress.spinner("compiling the circuit's shape".into());
+            let shape = CompiledShape::compile(blank.clone()).context("compiling the shape")?;
+            s.finish();
+            report.time("shape compile (once)", t.elapsed());
+            Some(Arc::new(shape))
+        }
+        SynthPath::Direct => None,
+    };
+    let sizes = match &shape {
+        Some(shape) => Sizes::of_shape(shape),
+        None => Sizes::of_assignment(
+            &synthesize(partition(0), &SynthesisOptions::default())
+                .context("synthesizing the probe partition")?,
+        ),
+    };
+    let domain = sizes.constraints.next_power_of_two();
+    report.count("constraints per partition", sizes.constraints);
     report.text("domain", format!("2^{}", domain.trailing_zeros()));
 
     let params_kind = match a.params {
-        ParamsKind::Auto if probe.num_constraints() <= 1 << 17 => ParamsKind::Real,
+        ParamsKind::Auto if sizes.constraints <= 1 << 17 => ParamsKind::Real,
         ParamsKind::Auto => ParamsKind::Fake,
         k => k,
     };
@@ -239,7 +325,7 @@ pub fn run(a: ProveArgs) -> Result<()> {
     let params = match params_kind {
         ParamsKind::Fake => {
             let s = progress.spinner("making fake parameters (random points)".into());
-            let p = fake_params(&probe);
+            let p = fake_params(&sizes);
             s.finish();
             report.text(
                 "params",
@@ -261,11 +347,20 @@ pub fn run(a: ProveArgs) -> Result<()> {
         }
     };
     report.time("params ready", t.elapsed());
-    drop(probe);
     let verify = params_kind == ParamsKind::Real && !a.no_verify;
 
     let params = Arc::new(params);
-    let partition_bytes = Engine::partition_bytes(&params);
+    let prover = ProverOptions {
+        h_backend: backend,
+        msm_backend: backend,
+    };
+    let abc_by_prover =
+        a.synthesis == SynthPath::Compiled && a.abc.by_prover(&prover, params.domain_size());
+    let partition_bytes = if abc_by_prover {
+        Engine::witness_partition_bytes(&params)
+    } else {
+        Engine::partition_bytes(&params)
+    };
     let params_bytes = Engine::params_bytes(&params);
     let workers = a.synthesis_workers.unwrap_or_else(|| {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -274,24 +369,22 @@ pub fn run(a: ProveArgs) -> Result<()> {
     let max_in_flight = match (a.max_in_flight, a.memory_budget_gib) {
         (Some(n), _) => n.max(1),
         (None, Some(gib)) => {
-            EngineOptions::in_flight_for_budget(&params, (gib * (1u64 << 30) as f64) as u64)
+            (((gib * (1u64 << 30) as f64) as u64) / partition_bytes.max(1)).max(1) as usize
         }
         (None, None) => workers + 1,
     };
     let t = Instant::now();
-    let engine = Engine::new(
+    let mut engine = Engine::new(
         Arc::clone(&params),
         EngineOptions {
-            prover: ProverOptions {
-                h_backend: backend,
-                msm_backend: backend,
-            },
+            prover,
             synthesis_workers: workers,
             synthesis_threads: a.synthesis_threads,
             own_synthesis_pool: !a.global_synthesis_pool,
             max_in_flight,
             verify,
             corrupt_partition: None,
+            reuse_buffers: a.reuse == crate::bench_synth::OnOff::On,
         },
     )
     .context("starting the engine")?;
@@ -325,17 +418,9 @@ pub fn run(a: ProveArgs) -> Result<()> {
         },
     );
 
-    let shape = match a.synthesis {
-        SynthPath::Compiled => {
-            let t = Instant::now();
-            let s = progress.spinner("compiling the circuit's shape".into());
-            let shape = CompiledShape::compile(blank).context("compiling the shape")?;
-            s.finish();
-            report.time("shape compile (once)", t.elapsed());
-            Some(shape)
-        }
-        SynthPath::Direct => None,
-    };
+    if let Some(shape) = &shape {
+        engine = with_abc_by_prover(engine, shape, abc_by_prover, &mut report)?;
+    }
     report.text(
         "synthesis",
         match a.synthesis {
@@ -346,16 +431,22 @@ pub fn run(a: ProveArgs) -> Result<()> {
 
     let log = PartitionLog::create(a.timing_json.as_deref())?;
     let total = a.partitions * a.proofs;
-    let synthesize_partition = |i: usize| -> r1cs_synth::Result<ProvingAssignment> {
-        let circuit = partition(i);
-        match &shape {
-            Some(shape) => shape.synthesize(circuit),
-            None => synthesize(circuit, &SynthesisOptions::default()),
-        }
-    };
+    report.text("buffer reuse", format!("{:?}", a.reuse).to_lowercase());
+    let synthesize_partition =
+        |i: usize, spare: ProvingAssignment| -> r1cs_synth::Result<ProvingAssignment> {
+            let circuit = partition(i);
+            match &shape {
+                Some(shape) if abc_by_prover => shape.witness_assignment(circuit, spare),
+                Some(shape) => shape.synthesize_reusing(circuit, spare),
+                None => {
+                    drop(spare); // freed before the direct path allocates its own vectors
+                    synthesize(circuit, &SynthesisOptions::default())
+                }
+            }
+        };
     let on_done = |o: &PartitionOutcome| log.log(o);
     let (outcomes, summary) =
-        engine.prove_partitions(total, synthesize_partition, &mut OsRng, on_done);
+        engine.prove_partitions_reusing(total, synthesize_partition, &mut OsRng, on_done);
 
     summarize(
         &mut report,
@@ -535,16 +626,22 @@ pub(crate) fn summarize(
 mod tests {
     use super::*;
 
+    /// Sized from a synthesis or from the compiled shape (as the run sizes them), the fake parameters fit the
+    /// circuit's assignment, with a, b and c or without them.
     #[test]
     fn fake_params_fit_the_circuit() {
-        let pa = synthesize(
-            PorepLikeCircuit::<VecTerms>::new(1000, 3, 1),
-            &SynthesisOptions::default(),
-        )
-        .unwrap();
-        let p = fake_params(&pa);
-        p.check_consistent().unwrap();
-        p.check_matches(&pa).unwrap();
-        assert_ne!(p.h[0], blstrs::G1Affine::default());
+        let circuit = PorepLikeCircuit::<VecTerms>::new(1000, 3, 1);
+        let pa = synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap();
+        let shape = CompiledShape::compile(PorepLikeCircuit::<VecTerms>::blank(1000, 3)).unwrap();
+        let deferred = shape.witness_assignment(circuit, Default::default()).unwrap();
+        for p in [
+            fake_params(&Sizes::of_assignment(&pa)),
+            fake_params(&Sizes::of_shape(&shape)),
+        ] {
+            p.check_consistent().unwrap();
+            p.check_matches(&pa).unwrap();
+            p.check_matches(&deferred).unwrap();
+            assert_ne!(p.h[0], blstrs::G1Affine::default());
+        }
     }
 }

@@ -81,6 +81,33 @@ enum CircuitKind {
     Sha256,
 }
 
+/// Where a, b and c are computed when synthesis is compiled.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AbcAt {
+    /// By the prover when H and the MSMs both run on the GPU, else in synthesis.
+    Auto,
+    /// In synthesis: sparse products on the host after the witness.
+    Synthesis,
+    /// By the prover, from the witness: on the GPU (the shape's matrices uploaded once), so a partition's host
+    /// memory is its witness alone and the products leave the CPU; on the host otherwise.
+    Prover,
+}
+
+impl AbcAt {
+    /// Whether the prover computes a, b and c, for a prover with `opts` on a domain of `domain_size` points.
+    pub(crate) fn by_prover(
+        self,
+        opts: &groth16_pipeline::ProverOptions,
+        domain_size: usize,
+    ) -> bool {
+        match self {
+            AbcAt::Auto => opts.all_on_gpu(domain_size),
+            AbcAt::Synthesis => false,
+            AbcAt::Prover => true,
+        }
+    }
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug)]
 pub(crate) enum SynthesisPath {
     /// Witness-only synthesis against a cached compiled shape; a, b, c from sparse products.

@@ -97,6 +97,10 @@ pub struct EngineArgs {
     /// synthesized per partition) or direct (every constraint evaluated, as bellperson does).
     #[arg(long, value_enum, default_value = "compiled")]
     synthesis: crate::SynthesisPath,
+    /// Where a, b and c are computed with compiled synthesis: auto (by the prover when H and the MSMs run on the
+    /// GPU, which computes them there from the witness), synthesis, or prover.
+    #[arg(long, value_enum, default_value = "auto")]
+    abc: crate::AbcAt,
     /// Where compiled shapes are kept (default: cuzk's parameter cache, CUZK_PARAM_CACHE).
     #[arg(long, env = "CUZK_PARAM_CACHE", value_name = "DIR")]
     cache_dir: Option<PathBuf>,
@@ -278,14 +282,16 @@ impl Started {
 /// A proof type's engine (its parameters resident) and, when synthesis is compiled, its compiled shape.
 pub(crate) struct Loaded {
     pub engine: Engine,
-    pub shape: Option<r1cs_synth::CompiledShape>,
+    pub shape: Option<Arc<r1cs_synth::CompiledShape>>,
     pub workers: usize,
     pub max_in_flight: usize,
 }
 
 impl Loaded {
+    /// Compiled synthesis leaves a, b and c to the prover when the engine was given the shape.
     pub fn synthesis(&self) -> porep::Synthesis<'_> {
         match &self.shape {
+            Some(shape) if self.engine.products().is_some() => porep::Synthesis::Witness(shape),
             Some(shape) => porep::Synthesis::Compiled(shape),
             None => porep::Synthesis::Direct,
         }
@@ -320,6 +326,7 @@ impl EngineArgs {
     pub(crate) fn options(
         &self,
         params: &srs_loader::Parameters,
+        abc_by_prover: bool,
         report: &mut Report,
     ) -> EngineOptions {
         let workers = self.synthesis_workers.map_or_else(
@@ -334,10 +341,14 @@ impl EngineArgs {
             .memory_budget_gib
             .map(|gib| (gib * (1u64 << 30) as f64) as u64)
             .or_else(|| crate::report::mem_available_bytes().map(|b| b / 10 * 8));
-        let per_partition = Engine::partition_bytes(params);
+        let per_partition = if abc_by_prover {
+            Engine::witness_partition_bytes(params)
+        } else {
+            Engine::partition_bytes(params)
+        };
         let max_in_flight = match (self.max_in_flight, budget) {
             (Some(m), _) => m as usize,
-            (None, Some(b)) => (workers + 1).min(EngineOptions::in_flight_for_budget(params, b)),
+            (None, Some(b)) => (workers + 1).min((b / per_partition.max(1)).max(1) as usize),
             (None, None) => workers + 1,
         };
         report.count("synthesis workers", workers);
@@ -346,21 +357,31 @@ impl EngineArgs {
         report.text(
             "memory per partition",
             format!(
-                "{:.2} GiB predicted (a, b, c and the witness); {} in flight: {:.2} GiB{}",
+                "{:.2} GiB predicted ({}); {} in flight: {:.2} GiB{}",
                 gib(per_partition),
+                if abc_by_prover {
+                    "the witness: a, b, c by the prover"
+                } else {
+                    "a, b, c and the witness"
+                },
                 max_in_flight,
                 gib(per_partition * max_in_flight as u64),
                 budget.map_or(String::new(), |b| format!(" of a {:.1} GiB budget", gib(b)))
             ),
         );
         EngineOptions {
-            prover: ProverOptions {
-                h_backend: self.h_backend,
-                msm_backend: self.msm_backend,
-            },
+            prover: self.prover(),
             max_in_flight,
             synthesis_workers: workers,
             ..EngineOptions::default()
+        }
+    }
+
+    /// Where H and the MSMs run.
+    pub(crate) fn prover(&self) -> ProverOptions {
+        ProverOptions {
+            h_backend: self.h_backend,
+            msm_backend: self.msm_backend,
         }
     }
 
@@ -427,7 +448,7 @@ pub(crate) fn load_engine(
                 Some(why) => format!("{} (compiled: {why})", path.display()),
             },
         );
-        Some(shape)
+        Some(Arc::new(shape))
     } else {
         None
     };
@@ -440,11 +461,15 @@ pub(crate) fn load_engine(
         }
         .into(),
     );
-    let opts = e.options(&parameters, report);
+    let abc_by_prover = shape.is_some() && e.abc.by_prover(&e.prover(), parameters.domain_size());
+    let opts = e.options(&parameters, abc_by_prover, report);
     let (workers, max_in_flight) = (opts.synthesis_workers, opts.max_in_flight);
     let t = Instant::now();
-    let engine = Engine::new(parameters, opts).context("starting the engine")?;
+    let mut engine = Engine::new(parameters, opts).context("starting the engine")?;
     report.time("engine start", t.elapsed());
+    if let Some(shape) = &shape {
+        engine = crate::bench_prove::with_abc_by_prover(engine, shape, abc_by_prover, report)?;
+    }
     Ok(Loaded {
         engine,
         shape,

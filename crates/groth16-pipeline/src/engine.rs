@@ -27,7 +27,7 @@ use srs_loader::Parameters;
 
 use crate::prover::{prove_checked, Backend};
 use crate::{
-    prepare_verifying_key, verify_proof, Error, GpuParams, PreparedVerifyingKey, Proof,
+    prepare_verifying_key, verify_proof, Error, GpuParams, PreparedVerifyingKey, Products, Proof,
     ProofTimings, ProverOptions, Result, GPU_MSM_MIN_LOG2,
 };
 
@@ -66,6 +66,10 @@ pub struct EngineOptions {
     /// Testing only: the first proof of this partition is replaced by a wrong one before the check, to exercise the
     /// check and the CPU re-prove.
     pub corrupt_partition: Option<usize>,
+    /// Hand a proved partition's vectors (a, b, c, the assignment) to the next synthesis instead of freeing them
+    /// (the `_reusing` entry points pass them on as a spare): the next partition's pages are then neither faulted in
+    /// nor cleared again by the kernel. Off drops them as before: an A/B switch.
+    pub reuse_buffers: bool,
 }
 
 impl Default for EngineOptions {
@@ -78,6 +82,7 @@ impl Default for EngineOptions {
             max_in_flight: 2,
             verify: true,
             corrupt_partition: None,
+            reuse_buffers: true,
         }
     }
 }
@@ -169,7 +174,7 @@ struct Slots {
 
 impl Slots {
     fn take(&self) {
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let mut free = lock(&self.free);
         while *free == 0 {
             free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
         }
@@ -177,7 +182,7 @@ impl Slots {
     }
 
     fn give(&self) {
-        *self.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        *lock(&self.free) += 1;
         self.freed.notify_one();
     }
 }
@@ -198,6 +203,8 @@ pub struct Engine {
     synthesis_pool: Option<rayon::ThreadPool>,
     // Kept so the device copy stays resident for the engine's life.
     _gpu: Option<Arc<GpuParams>>,
+    // How a, b and c are computed for partitions whose synthesis left them to the prover.
+    products: Option<Products>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -246,7 +253,30 @@ impl Engine {
                 ..opts
             },
             _gpu: gpu,
+            products: None,
         })
+    }
+
+    /// Lets partitions leave a, b and c to the prover (synthesized by
+    /// [`r1cs_synth::CompiledShape::witness_assignment`] with this `shape`): with H and the MSMs on the GPU, the
+    /// shape's matrices are uploaded once here and a, b and c come from the witness on the device; otherwise the
+    /// prover computes them on the host. A partition's host memory is then its witness alone
+    /// ([`Engine::witness_partition_bytes`]).
+    ///
+    /// # Errors
+    /// [`Error::Ntt`] when the upload fails (device memory, or a malformed matrix).
+    pub fn with_shape(mut self, shape: Arc<r1cs_synth::CompiledShape>) -> Result<Self> {
+        self.products = Some(if self.opts.prover.all_on_gpu(self.params.domain_size()) {
+            Products::upload(shape)?
+        } else {
+            Products::host(shape)
+        });
+        Ok(self)
+    }
+
+    /// The shape given by [`Engine::with_shape`], with where its products run.
+    pub fn products(&self) -> Option<&Products> {
+        self.products.as_ref()
     }
 
     /// The parameters.
@@ -267,6 +297,11 @@ impl Engine {
         scalars as u64 * 32
     }
 
+    /// Host bytes of one partition whose synthesis left a, b and c to the prover: the assignment alone.
+    pub fn witness_partition_bytes(params: &Parameters) -> u64 {
+        (params.l.len() + params.vk.ic.len()) as u64 * 32
+    }
+
     /// Host bytes of the parameters themselves (affine points, uncompressed in memory).
     pub fn params_bytes(params: &Parameters) -> u64 {
         let g1 = params.h.len() + params.l.len() + params.a.len() + params.b_g1.len();
@@ -285,10 +320,28 @@ impl Engine {
         count: usize,
         synthesize: F,
         rng: &mut impl RngCore,
-        mut on_done: impl FnMut(&PartitionOutcome),
+        on_done: impl FnMut(&PartitionOutcome),
     ) -> (Vec<PartitionOutcome>, RunSummary)
     where
         F: Fn(usize) -> std::result::Result<ProvingAssignment, E> + Sync,
+        E: Into<SynthesisError> + Send,
+    {
+        self.prove_partitions_reusing(count, |i, _spare| synthesize(i), rng, on_done)
+    }
+
+    /// [`Engine::prove_partitions`] with a synthesis that can write into a proved partition's memory:
+    /// `synthesize(i, spare)` gets the vectors of a partition the prover is done with (empty ones when there is none
+    /// yet, or when [`EngineOptions::reuse_buffers`] is off), as [`r1cs_synth::CompiledShape::synthesize_reusing`]
+    /// takes them. The engine never holds more than `max_in_flight` partitions' vectors, spares included.
+    pub fn prove_partitions_reusing<F, E>(
+        &self,
+        count: usize,
+        synthesize: F,
+        rng: &mut impl RngCore,
+        mut on_done: impl FnMut(&PartitionOutcome),
+    ) -> (Vec<PartitionOutcome>, RunSummary)
+    where
+        F: Fn(usize, ProvingAssignment) -> std::result::Result<ProvingAssignment, E> + Sync,
         E: Into<SynthesisError> + Send,
     {
         let next = AtomicUsize::new(0);
@@ -297,7 +350,7 @@ impl Engine {
             (i < count).then_some(i)
         };
         let mut outcomes: Vec<PartitionOutcome> = Vec::with_capacity(count);
-        let summary = self.prove_feed(&feed, synthesize, rng, |o| {
+        let summary = self.prove_feed_reusing(&feed, synthesize, rng, |o| {
             on_done(&o);
             outcomes.push(o);
         });
@@ -315,17 +368,35 @@ impl Engine {
         feed: &(dyn Fn() -> Option<usize> + Sync),
         synthesize: F,
         rng: &mut impl RngCore,
-        mut on_done: impl FnMut(PartitionOutcome),
+        on_done: impl FnMut(PartitionOutcome),
     ) -> RunSummary
     where
         F: Fn(usize) -> std::result::Result<ProvingAssignment, E> + Sync,
         E: Into<SynthesisError> + Send,
     {
+        self.prove_feed_reusing(feed, |i, _spare| synthesize(i), rng, on_done)
+    }
+
+    /// [`Engine::prove_feed`] with a synthesis that takes a proved partition's vectors, as in
+    /// [`Engine::prove_partitions_reusing`].
+    pub fn prove_feed_reusing<F, E>(
+        &self,
+        feed: &(dyn Fn() -> Option<usize> + Sync),
+        synthesize: F,
+        rng: &mut impl RngCore,
+        mut on_done: impl FnMut(PartitionOutcome),
+    ) -> RunSummary
+    where
+        F: Fn(usize, ProvingAssignment) -> std::result::Result<ProvingAssignment, E> + Sync,
+        E: Into<SynthesisError> + Send,
+    {
         let started = Instant::now();
-        let synth_one = |partition: usize| -> std::result::Result<ProvingAssignment, String> {
+        let synth_one = |partition: usize,
+                         spare: ProvingAssignment|
+         -> std::result::Result<ProvingAssignment, String> {
             let run = || match &self.synthesis_pool {
-                Some(pool) => pool.install(|| synthesize(partition)),
-                None => synthesize(partition),
+                Some(pool) => pool.install(|| synthesize(partition, spare)),
+                None => synthesize(partition, spare),
             };
             match catch_unwind(AssertUnwindSafe(run)) {
                 Ok(Ok(pa)) => Ok(pa),
@@ -337,21 +408,26 @@ impl Engine {
             free: Mutex::new(self.opts.max_in_flight),
             freed: Condvar::new(),
         };
+        // Proved partitions' vectors, waiting for the next synthesis. A spare is put here before its partition's
+        // slot is given back, and a worker takes one (when there is one) after taking a slot, so vectors are only
+        // allocated while no spare exists: spares and partitions in flight together stay within max_in_flight.
+        let spares: Mutex<Vec<ProvingAssignment>> = Mutex::new(Vec::new());
         let mut proving = Duration::ZERO;
         let mut proofs = 0;
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::channel::<Synthesized>();
             for _ in 0..self.opts.synthesis_workers {
                 let tx = tx.clone();
-                let (slots, synth_one) = (&slots, &synth_one);
+                let (slots, synth_one, spares) = (&slots, &synth_one, &spares);
                 scope.spawn(move || loop {
                     slots.take();
                     let Some(partition) = feed() else {
                         slots.give();
                         break;
                     };
+                    let spare = lock(spares).pop().unwrap_or_default();
                     let t = Instant::now();
-                    let assignment = synth_one(partition);
+                    let assignment = synth_one(partition, spare);
                     let item = Synthesized {
                         partition,
                         assignment,
@@ -381,7 +457,15 @@ impl Engine {
                         partition: item.partition,
                         message,
                     }),
-                    Ok(pa) => self.prove_one(item.partition, pa, rng, &mut report, &synth_one),
+                    Ok(pa) => {
+                        let again = |k| synth_one(k, ProvingAssignment::default());
+                        let (proof, spare) =
+                            self.prove_one(item.partition, pa, rng, &mut report, &again);
+                        if let Some(spare) = spare.filter(|_| self.opts.reuse_buffers) {
+                            lock(&spares).push(spare);
+                        }
+                        proof
+                    }
                 };
                 report.prove_end = started.elapsed();
                 proving += report.prove_end - report.prove_start;
@@ -401,6 +485,7 @@ impl Engine {
     }
 
     /// Proves one partition with the engine's options, checks it, and re-proves on the CPU when the check fails.
+    /// Returns the proof and, when the prover got that far, the partition's vectors for reuse.
     fn prove_one(
         &self,
         partition: usize,
@@ -408,7 +493,7 @@ impl Engine {
         rng: &mut impl RngCore,
         report: &mut PartitionReport,
         synth_again: &dyn Fn(usize) -> std::result::Result<ProvingAssignment, String>,
-    ) -> Result<Proof> {
+    ) -> (Result<Proof>, Option<ProvingAssignment>) {
         let in_partition = |e: Error| match e {
             Error::Params { source, .. } => Error::Params {
                 circuit: partition,
@@ -416,51 +501,73 @@ impl Engine {
             },
             other => other,
         };
-        self.params
-            .check_matches(&pa)
-            .map_err(|source| Error::Params {
+        if let Err(source) = self.params.check_matches(&pa) {
+            let e = Error::Params {
                 circuit: partition,
                 source,
-            })?;
+            };
+            return (Err(e), None);
+        }
         let inputs = pa.public_inputs().to_vec();
         let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
-        let (mut proof, timings) =
-            prove_checked(&self.params, pa, r, s, &self.opts.prover).map_err(in_partition)?;
+        let (mut proof, timings, spare) = match prove_checked(
+            &self.params,
+            pa,
+            r,
+            s,
+            &self.opts.prover,
+            self.products.as_ref(),
+        ) {
+            Ok(done) => done,
+            Err(e) => return (Err(in_partition(e)), None),
+        };
         report.timings = timings;
         if !self.opts.verify {
-            return Ok(proof);
+            return (Ok(proof), Some(spare));
         }
         if self.opts.corrupt_partition == Some(partition) {
             proof.c = proof.a;
         }
         let t = Instant::now();
-        let ok = verify_proof(&self.pvk, &proof, &inputs)?;
+        let ok = verify_proof(&self.pvk, &proof, &inputs);
         report.verify = t.elapsed();
-        if ok {
-            return Ok(proof);
+        match ok {
+            Ok(true) => return (Ok(proof), Some(spare)),
+            Ok(false) => {}
+            Err(e) => return (Err(e), Some(spare)),
         }
+        drop(spare);
         tracing::error!(
             partition,
             timings = ?report.timings,
             "proof failed the verifier's check; proving the partition again on the CPU"
         );
         report.reproved_on_cpu = true;
-        let pa =
-            synth_again(partition).map_err(|message| Error::Synthesis { partition, message })?;
-        let cpu = ProverOptions {
-            h_backend: Backend::Cpu,
-            msm_backend: Backend::Cpu,
+        let mut reprove = || -> Result<Proof> {
+            let pa = synth_again(partition)
+                .map_err(|message| Error::Synthesis { partition, message })?;
+            let cpu = ProverOptions {
+                h_backend: Backend::Cpu,
+                msm_backend: Backend::Cpu,
+            };
+            let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
+            let (proof, timings, _) =
+                prove_checked(&self.params, pa, r, s, &cpu, self.products.as_ref())
+                    .map_err(in_partition)?;
+            report.timings = timings;
+            let t = Instant::now();
+            let ok = verify_proof(&self.pvk, &proof, &inputs)?;
+            report.verify += t.elapsed();
+            if ok {
+                Ok(proof)
+            } else {
+                Err(Error::CheckFailed { partition })
+            }
         };
-        let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
-        let (proof, timings) = prove_checked(&self.params, pa, r, s, &cpu).map_err(in_partition)?;
-        report.timings = timings;
-        let t = Instant::now();
-        let ok = verify_proof(&self.pvk, &proof, &inputs)?;
-        report.verify += t.elapsed();
-        if ok {
-            Ok(proof)
-        } else {
-            Err(Error::CheckFailed { partition })
-        }
+        (reprove(), None)
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -12,8 +12,8 @@ pub use engine::{
 };
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{
-    prove, prove_one_with_randomness, prove_with, Backend, GpuParams, HBackend, ProofTimings,
-    ProverOptions, GPU_H_MIN_LOG2, GPU_MSM_MIN_LOG2,
+    prove, prove_one_with_randomness, prove_with, Backend, GpuParams, HBackend, Products,
+    ProofTimings, ProverOptions, GPU_H_MIN_LOG2, GPU_MSM_MIN_LOG2,
 };
 pub use verifier::{prepare_verifying_key, verify_proof, PreparedVerifyingKey};
 
@@ -84,6 +84,12 @@ pub enum Error {
         /// The synthesis error.
         message: String,
     },
+    /// An assignment left a, b and c to the prover, but no compiled shape to compute them was given.
+    #[error("the assignment leaves a, b and c to the prover, but the prover has no compiled shape (Engine::with_shape)")]
+    ProductsDeferred,
+    /// The compiled shape could not compute an assignment's a, b and c (counts of another circuit).
+    #[error("a, b and c from the witness: {0}")]
+    Products(#[from] r1cs_synth::Error),
     /// The engine's synthesis thread pool could not start.
     #[error("cannot start the synthesis thread pool: {0}")]
     ThreadPool(String),

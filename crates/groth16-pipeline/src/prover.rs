@@ -9,7 +9,7 @@ use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve};
 use msm_cuda::gpu::{DeviceBases, GpuScalars, MsmOptions, MsmScratch};
 use msm_cuda::Selection;
-use r1cs_synth::{Density, ProvingAssignment};
+use r1cs_synth::{CompiledShape, Density, ProvingAssignment};
 use rand_core::RngCore;
 use srs_loader::Parameters;
 
@@ -108,6 +108,15 @@ pub struct ProverOptions {
     pub msm_backend: Backend,
 }
 
+impl ProverOptions {
+    /// Whether both H and the MSMs run on the GPU for a domain of `domain_size` points: then a, b and c left to the
+    /// prover come from the witness on the device ([`Products`]).
+    pub fn all_on_gpu(&self, domain_size: usize) -> bool {
+        self.h_backend.resolve(domain_size, GPU_H_MIN_LOG2) == Backend::Gpu
+            && self.msm_backend.resolve(domain_size, GPU_MSM_MIN_LOG2) == Backend::Gpu
+    }
+}
+
 /// A parameter set resident on the GPU: the H, L, A and B_G1 queries and B_G2, sharing one MSM scratch.
 #[derive(Debug)]
 pub struct GpuParams {
@@ -185,8 +194,11 @@ pub struct ProofTimings {
     pub h_backend: &'static str,
     /// Which backend ran the MSMs, named the same way.
     pub msm_backend: &'static str,
-    /// Of the phases below, the time spent moving a, b, c and the MSM scalars to the device (staged uploads).
+    /// Of the phases below, the time spent moving a, b, c (or the witness) and the MSM scalars to the device.
     pub upload: Duration,
+    /// a, b and c from the witness, when synthesis left them to the prover: on the device (the witness's upload
+    /// and three sparse products) or on the host.
+    pub products: Duration,
     /// H polynomial (three inverse NTTs, three coset NTTs, pointwise, one inverse coset NTT).
     pub h_poly: Duration,
     /// H MSM.
@@ -212,6 +224,7 @@ impl ProofTimings {
             ("h_backend", self.h_backend.to_string()),
             ("msm_backend", self.msm_backend.to_string()),
             ("upload_ms", ms(self.upload)),
+            ("products_ms", ms(self.products)),
             ("h_ms", ms(self.h_poly)),
             ("msm_h_ms", ms(self.msm_h)),
             ("msm_l_ms", ms(self.msm_l)),
@@ -225,7 +238,8 @@ impl ProofTimings {
 
     /// The sum of the phases.
     pub fn total(&self) -> Duration {
-        self.h_poly
+        self.products
+            + self.h_poly
             + self.msm_h
             + self.msm_l
             + self.msm_a
@@ -233,6 +247,101 @@ impl ProofTimings {
             + self.msm_b_g2
             + self.assembly
     }
+}
+
+/// How the prover computes a, b and c for assignments that left them to it
+/// ([`r1cs_synth::CompiledShape::witness_assignment`]): the circuit's compiled shape, and its matrices on the device
+/// for a prover whose H and MSMs run on the GPU. There a, b and c come from the witness the MSMs upload anyway, by
+/// three sparse products on the device; elsewhere from the shape on the host, before the H stage.
+#[derive(Debug)]
+pub struct Products {
+    shape: Arc<CompiledShape>,
+    device: Option<DeviceShape>,
+}
+
+/// A compiled shape's matrices and coefficient table on the device.
+#[derive(Debug)]
+struct DeviceShape {
+    matrices: [ntt_cuda::gpu::DeviceCsr; 3],
+    coeffs: ntt_cuda::gpu::DeviceCoeffs,
+}
+
+impl Products {
+    /// a, b and c on the host, from `shape`.
+    pub fn host(shape: Arc<CompiledShape>) -> Self {
+        Products {
+            shape,
+            device: None,
+        }
+    }
+
+    /// `shape` with its matrices uploaded (checked first): a, b and c on the device when H and the MSMs run there.
+    ///
+    /// # Errors
+    /// [`Error::Ntt`] without a device, for a malformed matrix, or when device memory runs out.
+    pub fn upload(shape: Arc<CompiledShape>) -> Result<Self> {
+        let columns = shape.num_inputs + shape.num_aux;
+        let table = shape.coeffs.len();
+        let up = |m: &r1cs_synth::CsrMatrix| {
+            ntt_cuda::gpu::DeviceCsr::upload(&m.row_ptr, &m.cols, &m.coeffs, columns, table)
+        };
+        let device = DeviceShape {
+            matrices: [up(&shape.a)?, up(&shape.b)?, up(&shape.c)?],
+            coeffs: ntt_cuda::gpu::DeviceCoeffs::upload(&shape.coeffs)?,
+        };
+        Ok(Products {
+            shape,
+            device: Some(device),
+        })
+    }
+
+    /// The compiled shape.
+    pub fn shape(&self) -> &CompiledShape {
+        &self.shape
+    }
+
+    /// Device bytes of the uploaded matrices (0 on the host).
+    pub fn device_bytes(&self) -> usize {
+        self.device.as_ref().map_or(0, |d| {
+            d.matrices.iter().map(|m| m.device_bytes()).sum::<usize>() + d.coeffs.len() * 32
+        })
+    }
+}
+
+/// The witness on the device (aux first, then the inputs: the MSMs read aux from the buffer's start) and a, b, c of
+/// `n` scalars each (zero past the constraints), by the shape's sparse products.
+fn products_on_device(
+    d: &DeviceShape,
+    inputs: &[Scalar],
+    aux: &[Scalar],
+    n: usize,
+    upload: &Cell<Duration>,
+) -> Result<(
+    ntt_cuda::gpu::DeviceScalars,
+    [ntt_cuda::gpu::DeviceScalars; 3],
+)> {
+    use ntt_cuda::gpu::{DeviceScalars, Stream};
+    let t = Instant::now();
+    let up_err = |source| Error::Upload {
+        what: "witness",
+        source,
+    };
+    let mut values = ntt_cuda::gpu::upload_staged(aux, aux.len() + inputs.len()).map_err(up_err)?;
+    let stream = Stream::new()?;
+    values
+        .write_at(aux.len(), inputs, &stream)
+        .map_err(up_err)?;
+    upload.set(upload.get() + t.elapsed());
+    let mut abc = [
+        DeviceScalars::zeroed(n, &stream)?,
+        DeviceScalars::zeroed(n, &stream)?,
+        DeviceScalars::zeroed(n, &stream)?,
+    ];
+    for (m, out) in d.matrices.iter().zip(abc.iter_mut()) {
+        ntt_cuda::gpu::spmv(m, &d.coeffs, &values, inputs.len(), out, &stream)?;
+    }
+    stream.synchronize()?;
+    Ok((values, abc))
 }
 
 fn selection(d: &Density) -> Selection<'_> {
@@ -290,7 +399,7 @@ pub fn prove_with(
         .map(|pa| {
             let r = Scalar::random(&mut *rng);
             let s = Scalar::random(&mut *rng);
-            prove_checked(params, pa, r, s, opts)
+            prove_checked(params, pa, r, s, opts, None).map(|(proof, t, _)| (proof, t))
         })
         .collect()
 }
@@ -312,7 +421,7 @@ pub fn prove_one_with_randomness(
     params
         .check_matches(&pa)
         .map_err(|source| Error::Params { circuit: 0, source })?;
-    prove_checked(params, pa, r, s, opts)
+    prove_checked(params, pa, r, s, opts, None).map(|(proof, t, _)| (proof, t))
 }
 
 /// h's coefficients: on the host, or left on the device by the GPU (whose first m − 1 values are h) for the H MSM.
@@ -322,6 +431,7 @@ enum HValues {
 }
 
 /// The H polynomial on a resolved backend; with `keep_on_device` the GPU path leaves h where the H MSM reads it.
+/// Also returns a, b and c where the backend only read them (the GPU's; the CPU transforms them in place), for reuse.
 fn h_poly(
     a: Vec<Scalar>,
     b: Vec<Scalar>,
@@ -329,7 +439,7 @@ fn h_poly(
     backend: Backend,
     keep_on_device: bool,
     upload: &Cell<Duration>,
-) -> Result<HValues> {
+) -> Result<(HValues, Option<[Vec<Scalar>; 3]>)> {
     let domain = |len| -> Result<Arc<ntt_cuda::gpu::GpuDomain>> {
         let log_n = ntt_cuda::log_size_for(len)?;
         Ok(ntt_cuda::gpu::GpuDomain::shared(log_n)?)
@@ -379,9 +489,9 @@ fn h_poly(
         let (h, stream) = on_device(a, b, c)?;
         Ok(h.to_host(h.len() - 1, &stream)?)
     };
-    match backend {
-        Backend::Gpu if keep_on_device => Ok(HValues::Device(on_device(&a, &b, &c)?.0)),
-        Backend::Gpu => Ok(HValues::Host(gpu(&a, &b, &c)?)),
+    let h = match backend {
+        Backend::Gpu if keep_on_device => HValues::Device(on_device(&a, &b, &c)?.0),
+        Backend::Gpu => HValues::Host(gpu(&a, &b, &c)?),
         Backend::Check => {
             let on_gpu = gpu(&a, &b, &c)?;
             let on_cpu = ntt_cuda::h_polynomial(a, b, c)?;
@@ -393,10 +503,13 @@ fn h_poly(
                     index,
                 });
             }
-            Ok(HValues::Host(on_cpu))
+            return Ok((HValues::Host(on_cpu), None));
         }
-        Backend::Cpu | Backend::Auto => Ok(HValues::Host(ntt_cuda::h_polynomial(a, b, c)?)),
-    }
+        Backend::Cpu | Backend::Auto => {
+            return Ok((HValues::Host(ntt_cuda::h_polynomial(a, b, c)?), None))
+        }
+    };
+    Ok((h, Some([a, b, c])))
 }
 
 /// One MSM stage on a resolved backend; with [`Backend::Check`] both run and must agree.
@@ -506,14 +619,38 @@ pub(crate) fn warm_up(params: &Parameters, opts: &ProverOptions) {
     }
 }
 
+/// Proves `pa` (already checked against `params`); `products` computes a, b and c when `pa` left them to the prover.
+/// Also returns the vectors it is done with (a, b and c where the H stage only read them, the assignment), for the
+/// next synthesis to write into.
 pub(crate) fn prove_checked(
     params: &Parameters,
-    pa: ProvingAssignment,
+    mut pa: ProvingAssignment,
     r: Scalar,
     s: Scalar,
     opts: &ProverOptions,
-) -> Result<(Proof, ProofTimings)> {
+    products: Option<&Products>,
+) -> Result<(Proof, ProofTimings, ProvingAssignment)> {
     let mut t = ProofTimings::default();
+    let h_backend = opts.h_backend.resolve(pa.num_constraints(), GPU_H_MIN_LOG2);
+    let msm = opts
+        .msm_backend
+        .resolve(params.domain_size(), GPU_MSM_MIN_LOG2);
+    // a, b and c left to the prover: on the device from the witness when H and the MSMs both run there and the
+    // matrices are uploaded, else on the host now.
+    let device_products = match (pa.products_deferred(), products) {
+        (false, _) => None,
+        (true, None) => return Err(Error::ProductsDeferred),
+        (true, Some(p)) => match &p.device {
+            Some(d) if h_backend == Backend::Gpu && msm == Backend::Gpu => {
+                p.shape.check_counts(&pa)?;
+                Some(d)
+            }
+            _ => {
+                timed(&mut t.products, || p.shape.compute_products(&mut pa))?;
+                None
+            }
+        },
+    };
     let ProvingAssignment {
         a,
         b,
@@ -525,10 +662,6 @@ pub(crate) fn prove_checked(
         b_aux_density,
         ..
     } = pa;
-    let h_backend = opts.h_backend.resolve(a.len(), GPU_H_MIN_LOG2);
-    let msm = opts
-        .msm_backend
-        .resolve(params.domain_size(), GPU_MSM_MIN_LOG2);
     let gp = match msm {
         Backend::Gpu | Backend::Check => Some(GpuParams::shared(params)?),
         Backend::Cpu | Backend::Auto => None,
@@ -568,16 +701,35 @@ pub(crate) fn prove_checked(
     // CUZK_B_G2=cpu (the A4 switch): with the MSMs on the GPU, B_G2 runs on the CPU in a thread of its own beside the
     // GPU stages instead of on the GPU after them.
     let b_g2_beside = msm == Backend::Gpu && std::env::var("CUZK_B_G2").is_ok_and(|v| v == "cpu");
-    std::thread::scope(|scope| -> Result<(Proof, ProofTimings)> {
+    let (proof, t, abc) = std::thread::scope(|scope| -> Result<_> {
         let beside = b_g2_beside.then(|| {
             scope.spawn(|| {
                 let started = Instant::now();
                 (b_g2_cpu(), started.elapsed())
             })
         });
-        let h = timed(&mut t.h_poly, || {
-            h_poly(a, b, c, h_backend, msm == Backend::Gpu, &upload)
-        })?;
+        // With a, b and c from the witness on the device, the witness stays there for L, A and B.
+        let mut aux_device = None;
+        let (h, abc) = match device_products {
+            Some(d) => {
+                let n = params.domain_size();
+                let (values, [da, db, dc]) = timed(&mut t.products, || {
+                    products_on_device(d, &inputs, &aux, n, &upload)
+                })?;
+                aux_device = Some(Uploaded::Device(values, aux.len()));
+                let h = timed(&mut t.h_poly, || -> Result<HValues> {
+                    let log_n = ntt_cuda::log_size_for(n)?;
+                    let domain = ntt_cuda::gpu::GpuDomain::shared(log_n)?;
+                    let (h, _stream) =
+                        ntt_cuda::gpu::h_polynomial_of_device_inputs(&domain, da, db, dc)?;
+                    Ok(HValues::Device(h))
+                })?;
+                (h, None)
+            }
+            None => timed(&mut t.h_poly, || {
+                h_poly(a, b, c, h_backend, msm == Backend::Gpu, &upload)
+            })?,
+        };
         let h_msm = timed(&mut t.msm_h, || match &h {
             HValues::Device(d) => on_gpu(&gp().h, 0, GpuScalars::Device(d, params.h.len()), "H"),
             HValues::Host(h) => dual(
@@ -588,16 +740,18 @@ pub(crate) fn prove_checked(
             ),
         })?;
         drop(h);
-        // On the GPU, aux goes to the device once (for L); A's and B's density-selected aux scalars are gathered
-        // from that copy on the device.
-        let mut aux_device = None;
+        // On the GPU, aux goes to the device once (for L, unless the witness is there already); A's and B's
+        // density-selected aux scalars are gathered from that copy on the device.
         let l_msm = timed(&mut t.msm_l, || {
             dual(
                 msm,
                 "L MSM",
                 || msm_cuda::msm_g1(&params.l, &aux).map_err(msm_err("L")),
                 || {
-                    let up = aux_device.insert(Uploaded::new(&aux, "L", &upload)?);
+                    if aux_device.is_none() {
+                        aux_device = Some(Uploaded::new(&aux, "L", &upload)?);
+                    }
+                    let up = aux_device.as_ref().expect("set above");
                     on_gpu(&gp().l, 0, up.scalars(), "L")
                 },
             )
@@ -708,6 +862,11 @@ pub(crate) fn prove_checked(
                 c: g_c.to_affine(),
             }
         });
-        Ok((proof, t))
-    })
+        Ok((proof, t, abc))
+    })?;
+    let mut spare = ProvingAssignment::default();
+    [spare.a, spare.b, spare.c] = abc.unwrap_or_default();
+    spare.input_assignment = inputs;
+    spare.aux_assignment = aux;
+    Ok((proof, t, spare))
 }

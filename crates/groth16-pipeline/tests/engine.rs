@@ -145,3 +145,81 @@ fn a_proof_that_fails_the_check_is_reproved_on_the_cpu() {
     }
     assert_eq!(outcomes[1].report.timings.msm_backend, "cpu");
 }
+
+#[test]
+fn proved_partitions_vectors_are_handed_to_the_next_synthesis() {
+    let mut rng = fresh_rng("proved_partitions_vectors_are_handed_to_the_next_synthesis");
+    let circuit = RandomCircuit::new(2, 40, 300, &mut rng);
+    let params = Arc::new(srs_loader::setup(circuit.without_values(), &mut rng).unwrap());
+    let pvk = prepare_verifying_key(&params.vk);
+    let shape = r1cs_synth::CompiledShape::compile(circuit.without_values()).unwrap();
+    let fresh = shape.synthesize(circuit.clone()).unwrap();
+    for reuse_buffers in [true, false] {
+        let engine = Engine::new(
+            Arc::clone(&params),
+            EngineOptions {
+                reuse_buffers,
+                ..cpu_options(2, 1)
+            },
+        )
+        .unwrap();
+        let reused = AtomicUsize::new(0);
+        let (outcomes, _) = engine.prove_partitions_reusing(
+            6,
+            |_, spare: r1cs_synth::ProvingAssignment| {
+                if spare.aux_assignment.capacity() > 0 {
+                    reused.fetch_add(1, Ordering::SeqCst);
+                }
+                let pa = shape.synthesize_reusing(circuit.clone(), spare)?;
+                // Written into a spare or not, the assignment is the fresh one.
+                assert_eq!(pa, fresh);
+                Ok::<_, r1cs_synth::Error>(pa)
+            },
+            &mut rng,
+            |_| {},
+        );
+        for o in &outcomes {
+            let proof = o.proof.as_ref().unwrap();
+            assert!(verify_proof(&pvk, proof, &circuit.public_inputs()).unwrap());
+        }
+        // One worker, two in flight: partitions 0 and 1 start before any proof is done; each later one takes the
+        // vectors of the partition whose slot it took.
+        let expected = if reuse_buffers { 4 } else { 0 };
+        assert_eq!(
+            reused.load(Ordering::SeqCst),
+            expected,
+            "reuse {reuse_buffers}"
+        );
+    }
+}
+
+/// Partitions that leave a, b and c to the prover: with the shape given to the engine, every proof verifies (on the
+/// CPU the prover computes them on the host); without it, proving such an assignment is an error that says so.
+#[test]
+fn partitions_that_leave_a_b_c_to_the_prover_verify() {
+    let mut rng = fresh_rng("partitions_that_leave_a_b_c_to_the_prover_verify");
+    let circuit = RandomCircuit::new(3, 40, 250, &mut rng);
+    let params = Arc::new(srs_loader::setup(circuit.without_values(), &mut rng).unwrap());
+    let pvk = prepare_verifying_key(&params.vk);
+    let shape = Arc::new(r1cs_synth::CompiledShape::compile(circuit.without_values()).unwrap());
+    let engine = Engine::new(Arc::clone(&params), cpu_options(2, 2))
+        .unwrap()
+        .with_shape(Arc::clone(&shape))
+        .unwrap();
+    let (outcomes, summary) = engine.prove_partitions_reusing(
+        5,
+        |_, spare| shape.witness_assignment(circuit.clone(), spare),
+        &mut rng,
+        |o| assert!(o.report.timings.products > std::time::Duration::ZERO),
+    );
+    assert_eq!(summary.proofs, 5);
+    for o in &outcomes {
+        let proof = o.proof.as_ref().unwrap();
+        assert!(verify_proof(&pvk, proof, &circuit.public_inputs()).unwrap());
+    }
+    let deferred = shape
+        .witness_assignment(circuit.clone(), Default::default())
+        .unwrap();
+    let err = groth16_pipeline::prove(&params, vec![deferred], &mut rng).unwrap_err();
+    assert!(matches!(err, Error::ProductsDeferred), "{err}");
+}

@@ -144,3 +144,55 @@ fn gpu_engine_proves_partitions_and_reproves_a_bad_one_on_the_cpu() {
         assert_eq!(o.report.timings.h_backend, expect, "partition {i}");
     }
 }
+
+/// Synthesis leaves a, b and c to the prover: the engine computes them on the device from the witness (the shape's
+/// matrices uploaded once) and every proof verifies; a partition whose proof is corrupted is re-proved on the CPU,
+/// whose prover computes them on the host.
+#[test]
+fn gpu_engine_computes_a_b_c_from_the_witness_on_the_device() {
+    if !gpu_or_skip(
+        "gpu_engine_computes_a_b_c_from_the_witness_on_the_device",
+        ntt_cuda::gpu::device(),
+    ) {
+        return;
+    }
+    let mut rng = fresh_rng("gpu_engine_computes_a_b_c_from_the_witness_on_the_device");
+    // Three blocks: over 2^16 aux values, so A's and B's scalars are gathered from the witness on the device.
+    let circuits: Vec<Sha256Circuit> = (0..3).map(|_| Sha256Circuit::random(3, &mut rng)).collect();
+    let params = std::sync::Arc::new(srs_loader::setup(Sha256Circuit::blank(3), &mut rng).unwrap());
+    let shape =
+        std::sync::Arc::new(r1cs_synth::CompiledShape::compile(Sha256Circuit::blank(3)).unwrap());
+    let pvk = prepare_verifying_key(&params.vk);
+    let engine = groth16_pipeline::Engine::new(
+        params,
+        groth16_pipeline::EngineOptions {
+            prover: ProverOptions {
+                h_backend: Backend::Gpu,
+                msm_backend: Backend::Gpu,
+            },
+            max_in_flight: 2,
+            corrupt_partition: Some(1),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+    .with_shape(std::sync::Arc::clone(&shape))
+    .unwrap();
+    assert!(engine.products().unwrap().device_bytes() > 0);
+    let (outcomes, summary) = engine.prove_partitions_reusing(
+        circuits.len(),
+        |i, spare| shape.witness_assignment(circuits[i].clone(), spare),
+        &mut rng,
+        |_| {},
+    );
+    assert_eq!(summary.proofs, circuits.len());
+    for (i, o) in outcomes.iter().enumerate() {
+        let proof = o.proof.as_ref().unwrap();
+        assert!(verify_proof(&pvk, proof, &circuits[i].public_inputs().unwrap()).unwrap());
+        assert_eq!(o.report.reproved_on_cpu, i == 1, "partition {i}");
+        assert!(
+            o.report.timings.products > std::time::Duration::ZERO,
+            "partition {i}"
+        );
+    }
+}

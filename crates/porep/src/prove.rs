@@ -36,17 +36,26 @@ pub enum Synthesis<'a> {
     /// Only the witness is computed (the circuit's `enforce` calls are skipped); a, b and c come from sparse
     /// products with the proof type's compiled shape (see [`compiled_shape`]).
     Compiled(&'a CompiledShape),
+    /// Only the witness, as `Compiled`, and a, b and c are left to the prover: for an engine given this shape
+    /// ([`Engine::with_shape`]), which computes them on the GPU from the witness it uploads anyway.
+    Witness(&'a CompiledShape),
 }
 
 impl Synthesis<'_> {
+    /// Synthesizes `circuit` (partition `k`); the compiled path writes into `spare`'s vectors.
     fn run<C: bellpepper_core::Circuit<blstrs::Scalar>>(
         self,
         circuit: C,
         k: usize,
+        spare: ProvingAssignment,
     ) -> Result<ProvingAssignment> {
         match self {
-            Synthesis::Direct => synthesize(circuit, &SynthesisOptions::default()),
-            Synthesis::Compiled(shape) => shape.synthesize(circuit),
+            Synthesis::Direct => {
+                drop(spare); // freed before the direct path allocates its own vectors
+                synthesize(circuit, &SynthesisOptions::default())
+            }
+            Synthesis::Compiled(shape) => shape.synthesize_reusing(circuit, spare),
+            Synthesis::Witness(shape) => shape.witness_assignment(circuit, spare),
         }
         .map_err(|e| Error::Prove {
             partition: k,
@@ -116,7 +125,8 @@ pub(crate) fn partition_circuits<Tree: 'static + MerkleTreeTrait>(
 }
 
 /// Builds and synthesizes partition k.
-type BuildPartition = dyn Fn(usize, Synthesis<'_>) -> Result<ProvingAssignment> + Send + Sync;
+type BuildPartition =
+    dyn Fn(usize, Synthesis<'_>, ProvingAssignment) -> Result<ProvingAssignment> + Send + Sync;
 
 /// A sector's partitions, ready to synthesize one at a time (public parameters set up and vanilla proofs decoded
 /// once): for callers that feed the partitions of several sectors through one engine run, as the daemon does.
@@ -152,14 +162,28 @@ impl Partitions {
     /// # Errors
     /// [`Error::Prove`] naming the partition.
     pub fn synthesize(&self, k: usize, synthesis: Synthesis<'_>) -> Result<ProvingAssignment> {
-        (self.build)(k, synthesis)
+        self.synthesize_reusing(k, synthesis, ProvingAssignment::default())
+    }
+
+    /// [`Partitions::synthesize`] into the vectors of a partition the caller is done with (compiled synthesis only;
+    /// see [`CompiledShape::synthesize_reusing`]).
+    ///
+    /// # Errors
+    /// [`Error::Prove`] naming the partition.
+    pub fn synthesize_reusing(
+        &self,
+        k: usize,
+        synthesis: Synthesis<'_>,
+        spare: ProvingAssignment,
+    ) -> Result<ProvingAssignment> {
+        (self.build)(k, synthesis, spare)
     }
 }
 
 fn partitions_tree<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> Result<Partitions> {
     let circuit = partition_circuits::<Tree>(c1)?;
     Ok(Partitions {
-        build: Box::new(move |k, synthesis| synthesis.run(circuit(k)?, k)),
+        build: Box::new(move |k, synthesis, spare| synthesis.run(circuit(k)?, k, spare)),
         count: c1.partitions(),
     })
 }
@@ -227,8 +251,9 @@ pub fn prove_copies(
 ) -> Result<(Vec<PartitionOutcome>, RunSummary)> {
     let parts = Partitions::new(c1)?;
     let count = parts.count();
-    let synthesize_partition = |i: usize| parts.synthesize(i % count, synthesis);
-    Ok(engine.prove_partitions(count * copies, synthesize_partition, rng, on_done))
+    let synthesize_partition =
+        |i: usize, spare| parts.synthesize_reusing(i % count, synthesis, spare);
+    Ok(engine.prove_partitions_reusing(count * copies, synthesize_partition, rng, on_done))
 }
 
 /// Verifies a Commit-2 proof with filecoin-proofs' own `verify_seal` (the check the chain makes), against the

@@ -146,7 +146,15 @@ fn seal_prove_verify_2kib_and_refuse_bad_c1() {
         direct == compiled,
         "compiled synthesis differs from direct on the PoRep circuit"
     );
-    drop((direct, compiled));
+    // The witness alone, a, b and c left to the prover: computed afterwards, the same assignment.
+    let mut witness = porep::synthesize_partition(&c1, 0, Synthesis::Witness(&shape)).unwrap();
+    assert!(witness.products_deferred() && witness.a.is_empty());
+    shape.compute_products(&mut witness).unwrap();
+    assert!(
+        witness == compiled,
+        "a, b, c from the witness differ on the PoRep circuit"
+    );
+    drop((direct, compiled, witness));
 
     let engine = Engine::new(
         parameters,
@@ -158,9 +166,12 @@ fn seal_prove_verify_2kib_and_refuse_bad_c1() {
             ..EngineOptions::default()
         },
     )
+    .unwrap()
+    .with_shape(Arc::new(shape.clone()))
     .unwrap();
+    // Partitions leave a, b and c to the engine's prover (on the GPU it computes them on the device).
     let t = std::time::Instant::now();
-    let proof = porep::prove(&c1, &engine, Synthesis::Compiled(&shape), &mut rng, |_| {}).unwrap();
+    let proof = porep::prove(&c1, &engine, Synthesis::Witness(&shape), &mut rng, |_| {}).unwrap();
     eprintln!("proved in {:?}", t.elapsed());
     assert_eq!(proof.bytes.len(), porep::PARTITION_PROOF_BYTES);
     assert!(!proof.partitions[0].report.reproved_on_cpu);

@@ -320,7 +320,7 @@ impl Engines {
             },
         )
         .with_context(|| format!("reading {}", path.display()))?;
-        let opts = self.args.options(&params, report);
+        let opts = self.args.options(&params, false, report);
         let (workers, max_in_flight) = (opts.synthesis_workers, opts.max_in_flight);
         Ok(Loaded {
             engine: Engine::new(Arc::new(params), opts).context("starting the engine")?,
@@ -545,28 +545,32 @@ impl Executor {
             }
         };
         let synthesis = srs.loaded.synthesis();
-        let synthesize =
-            |index: usize| -> std::result::Result<r1cs_synth::ProvingAssignment, String> {
-                let (job, source, k) = {
-                    let r = lock(&run);
-                    let (id, k) = r.index.get(&index).cloned().ok_or("unknown partition")?;
-                    let a = r.active.iter().find(|a| a.job.id == id).ok_or("job gone")?;
-                    (a.job.clone(), a.source.clone(), k)
-                };
-                if job.cancel.load(Ordering::Relaxed) {
-                    return Err("cancelled".into());
-                }
-                match &*source {
-                    Source::Porep { parts, .. } => {
-                        parts.synthesize(k, synthesis).map_err(|e| e.to_string())
-                    }
-                    Source::Test(circuit) => r1cs_synth::synthesize(
+        let synthesize = |index: usize,
+                          spare: r1cs_synth::ProvingAssignment|
+         -> std::result::Result<r1cs_synth::ProvingAssignment, String> {
+            let (job, source, k) = {
+                let r = lock(&run);
+                let (id, k) = r.index.get(&index).cloned().ok_or("unknown partition")?;
+                let a = r.active.iter().find(|a| a.job.id == id).ok_or("job gone")?;
+                (a.job.clone(), a.source.clone(), k)
+            };
+            if job.cancel.load(Ordering::Relaxed) {
+                return Err("cancelled".into());
+            }
+            match &*source {
+                Source::Porep { parts, .. } => parts
+                    .synthesize_reusing(k, synthesis, spare)
+                    .map_err(|e| e.to_string()),
+                Source::Test(circuit) => {
+                    drop(spare); // freed before the direct path allocates its own vectors
+                    r1cs_synth::synthesize(
                         circuit.clone(),
                         &r1cs_synth::SynthesisOptions::default(),
                     )
-                    .map_err(|e| e.to_string()),
+                    .map_err(|e| e.to_string())
                 }
-            };
+            }
+        };
         let on_done = |o: groth16_pipeline::PartitionOutcome| {
             let mut r = lock(&run);
             let Some((id, k)) = r.index.remove(&o.report.partition) else {
@@ -593,7 +597,7 @@ impl Executor {
         };
         srs.loaded
             .engine
-            .prove_feed(&feed, synthesize, &mut OsRng, on_done);
+            .prove_feed_reusing(&feed, synthesize, &mut OsRng, on_done);
         // Every issued partition has come back; whatever is left stopped with nothing in flight.
         for a in std::mem::take(&mut lock(&run).active) {
             self.conclude(a);
