@@ -633,7 +633,9 @@ mod tests {
         let circuit = PorepLikeCircuit::<VecTerms>::new(1000, 3, 1);
         let pa = synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap();
         let shape = CompiledShape::compile(PorepLikeCircuit::<VecTerms>::blank(1000, 3)).unwrap();
-        let deferred = shape.witness_assignment(circuit, Default::default()).unwrap();
+        let deferred = shape
+            .witness_assignment(circuit, Default::default())
+            .unwrap();
         for p in [
             fake_params(&Sizes::of_assignment(&pa)),
             fake_params(&Sizes::of_shape(&shape)),
