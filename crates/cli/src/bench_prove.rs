@@ -356,11 +356,7 @@ pub fn run(a: ProveArgs) -> Result<()> {
     };
     let abc_by_prover =
         a.synthesis == SynthPath::Compiled && a.abc.by_prover(&prover, params.domain_size());
-    let partition_bytes = if abc_by_prover {
-        Engine::witness_partition_bytes(&params)
-    } else {
-        Engine::partition_bytes(&params)
-    };
+    let partition_bytes = Engine::partition_bytes(&params, abc_by_prover);
     let params_bytes = Engine::params_bytes(&params);
     let workers = a.synthesis_workers.unwrap_or_else(|| {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -369,7 +365,8 @@ pub fn run(a: ProveArgs) -> Result<()> {
     let max_in_flight = match (a.max_in_flight, a.memory_budget_gib) {
         (Some(n), _) => n.max(1),
         (None, Some(gib)) => {
-            (((gib * (1u64 << 30) as f64) as u64) / partition_bytes.max(1)).max(1) as usize
+            let budget = (gib * (1u64 << 30) as f64) as u64;
+            EngineOptions::in_flight_for_budget(&params, budget, abc_by_prover)
         }
         (None, None) => workers + 1,
     };

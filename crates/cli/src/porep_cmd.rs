@@ -341,14 +341,14 @@ impl EngineArgs {
             .memory_budget_gib
             .map(|gib| (gib * (1u64 << 30) as f64) as u64)
             .or_else(|| crate::report::mem_available_bytes().map(|b| b / 10 * 8));
-        let per_partition = if abc_by_prover {
-            Engine::witness_partition_bytes(params)
-        } else {
-            Engine::partition_bytes(params)
-        };
+        let per_partition = Engine::partition_bytes(params, abc_by_prover);
         let max_in_flight = match (self.max_in_flight, budget) {
             (Some(m), _) => m as usize,
-            (None, Some(b)) => (workers + 1).min((b / per_partition.max(1)).max(1) as usize),
+            (None, Some(b)) => (workers + 1).min(EngineOptions::in_flight_for_budget(
+                params,
+                b,
+                abc_by_prover,
+            )),
             (None, None) => workers + 1,
         };
         report.count("synthesis workers", workers);

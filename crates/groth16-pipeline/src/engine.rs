@@ -68,7 +68,7 @@ pub struct EngineOptions {
     pub corrupt_partition: Option<usize>,
     /// Hand a proved partition's vectors (a, b, c, the assignment) to the next synthesis instead of freeing them
     /// (the `_reusing` entry points pass them on as a spare): the next partition's pages are then neither faulted in
-    /// nor cleared again by the kernel. Off drops them as before: an A/B switch.
+    /// nor cleared again by the kernel. Off frees them when the partition's proof is done: an A/B switch.
     pub reuse_buffers: bool,
 }
 
@@ -88,9 +88,14 @@ impl Default for EngineOptions {
 }
 
 impl EngineOptions {
-    /// The in-flight count that a host-memory budget of `budget_bytes` for partitions allows (at least 1).
-    pub fn in_flight_for_budget(params: &Parameters, budget_bytes: u64) -> usize {
-        (budget_bytes / Engine::partition_bytes(params).max(1)).max(1) as usize
+    /// The in-flight count that a host-memory budget of `budget_bytes` for partitions allows (at least 1), each
+    /// partition of [`Engine::partition_bytes`] (`abc_by_prover` as there).
+    pub fn in_flight_for_budget(
+        params: &Parameters,
+        budget_bytes: u64,
+        abc_by_prover: bool,
+    ) -> usize {
+        (budget_bytes / Engine::partition_bytes(params, abc_by_prover).max(1)).max(1) as usize
     }
 }
 
@@ -261,7 +266,7 @@ impl Engine {
     /// [`r1cs_synth::CompiledShape::witness_assignment`] with this `shape`): with H and the MSMs on the GPU, the
     /// shape's matrices are uploaded once here and a, b and c come from the witness on the device; otherwise the
     /// prover computes them on the host. A partition's host memory is then its witness alone
-    /// ([`Engine::witness_partition_bytes`]).
+    /// ([`Engine::partition_bytes`] with `abc_by_prover`).
     ///
     /// # Errors
     /// [`Error::Ntt`] when the upload fails (device memory, or a malformed matrix).
@@ -289,17 +294,17 @@ impl Engine {
         &self.opts
     }
 
-    /// Host bytes one synthesized partition holds for these parameters: a, b and c (one scalar per constraint, at
-    /// most the domain size) and the assignment (one scalar per variable). The engine's peak is about the resident
-    /// parameters plus `max_in_flight` times this.
-    pub fn partition_bytes(params: &Parameters) -> u64 {
-        let scalars = 3 * params.domain_size() + params.l.len() + params.vk.ic.len();
-        scalars as u64 * 32
-    }
-
-    /// Host bytes of one partition whose synthesis left a, b and c to the prover: the assignment alone.
-    pub fn witness_partition_bytes(params: &Parameters) -> u64 {
-        (params.l.len() + params.vk.ic.len()) as u64 * 32
+    /// Host bytes one synthesized partition holds for these parameters: the assignment (one scalar per variable)
+    /// and, unless synthesis left them to the prover (`abc_by_prover`, see [`Engine::with_shape`]), a, b and c (one
+    /// scalar per constraint, at most the domain size). The engine's peak is about the resident parameters plus
+    /// `max_in_flight` times this.
+    pub fn partition_bytes(params: &Parameters, abc_by_prover: bool) -> u64 {
+        let abc = if abc_by_prover {
+            0
+        } else {
+            3 * params.domain_size()
+        };
+        (abc + params.l.len() + params.vk.ic.len()) as u64 * 32
     }
 
     /// Host bytes of the parameters themselves (affine points, uncompressed in memory).
