@@ -48,12 +48,82 @@ __device__ __forceinline__ fp_t fp_neg(const fp_t& a) { return fp_sub(fp_zero(),
 __device__ __forceinline__ fp_t fp_mul(const fp_t& a, const fp_t& b) { return FpModulus::mul(a, b); }
 __device__ __forceinline__ fp_t fp_sqr(const fp_t& a) { return mont_sqr<FpModulus>(a); }
 
-// a^(p-2) = a^-1 for a != 0; 0 maps to 0. Slow (square and multiply): for tests and one-off conversions only.
-__device__ __forceinline__ fp_t fp_inv(const fp_t& a) {
-    // p - 2, little-endian 32-bit words.
-    const uint32_t e[12] = {0xffffaaa9, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
-                            0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
-    return mont_pow<FpModulus, 12>(a, e, fp_one());
+// a^-1 (0 maps to 0) by the binary extended Euclidean algorithm on the integer A = aR: the invariants x1 A = u and
+// x2 A = v (mod p) hold from (u, x1) = (A, 1), (v, x2) = (p, 0) while halving and subtracting, until u or v is 1; its x
+// is A^-1 = a^-1 R^-1, and one product by R^3 gives a^-1 R, the Montgomery form. About 1,100 steps of 12-word
+// shifts and subtractions: a tenth of the latency of a^(p-2) by 571 dependent products, which matters where one
+// thread inverts while the card waits (the MSM's batch-affine rounds). Variable time: for public values only.
+__device__ __forceinline__ bool fp_raw_is_one(const fp_t& a) {
+    uint32_t acc = a.l[0] ^ 1;
+#pragma unroll
+    for (int i = 1; i < 12; i++) acc |= a.l[i];
+    return acc == 0;
+}
+
+// a >> 1, with `top` shifted in as bit 383.
+__device__ __forceinline__ void fp_raw_shr1(fp_t& a, uint32_t top = 0) {
+#pragma unroll
+    for (int i = 0; i < 11; i++) a.l[i] = __funnelshift_r(a.l[i], a.l[i + 1], 1);
+    a.l[11] = __funnelshift_r(a.l[11], top, 1);
+}
+
+// x / 2 mod p for x < p.
+__device__ __forceinline__ void fp_half(fp_t& x) {
+    if ((x.l[0] & 1) == 0) {
+        fp_raw_shr1(x);
+        return;
+    }
+    x.l[0] = add_cc(x.l[0], FP_P[0]);
+#pragma unroll
+    for (int i = 1; i < 12; i++) x.l[i] = addc_cc(x.l[i], FP_P[i]);
+    fp_raw_shr1(x, addc(0, 0));
+}
+
+// a >= b as integers.
+__device__ __forceinline__ bool fp_raw_geq(const fp_t& a, const fp_t& b) {
+    for (int i = 11; i >= 0; i--) {
+        if (a.l[i] != b.l[i]) return a.l[i] > b.l[i];
+    }
+    return true;
+}
+
+// a - b as integers, for a >= b.
+__device__ __forceinline__ void fp_raw_sub(fp_t& a, const fp_t& b) {
+    a.l[0] = sub_cc(a.l[0], b.l[0]);
+#pragma unroll
+    for (int i = 1; i < 12; i++) a.l[i] = subc_cc(a.l[i], b.l[i]);
+}
+
+__device__ __noinline__ static fp_t fp_inv(fp_t a) {
+    if (mont_is_zero<FpModulus>(a)) return a;
+    fp_t u = a, v, x1 = mont_zero<FpModulus>(), x2 = mont_zero<FpModulus>();
+#pragma unroll
+    for (int i = 0; i < 12; i++) v.l[i] = FP_P[i];
+    x1.l[0] = 1;
+    while (!fp_raw_is_one(u) && !fp_raw_is_one(v)) {
+        while ((u.l[0] & 1) == 0) {
+            fp_raw_shr1(u);
+            fp_half(x1);
+        }
+        while ((v.l[0] & 1) == 0) {
+            fp_raw_shr1(v);
+            fp_half(x2);
+        }
+        if (fp_raw_geq(u, v)) {
+            fp_raw_sub(u, v);
+            x1 = mont_sub<FpModulus>(x1, x2);
+        } else {
+            fp_raw_sub(v, u);
+            x2 = mont_sub<FpModulus>(x2, x1);
+        }
+    }
+    // R^3 mod p.
+    const uint32_t r3[12] = {0xd94ca1e0, 0xed48ac6b, 0x03a7adf8, 0x315f831e, 0x615e29dd, 0x9a53352a,
+                             0x921e1761, 0x34c04e5e, 0x65724728, 0x2512d435, 0x91755d4d, 0x0aa63460};
+    fp_t R3;
+#pragma unroll
+    for (int i = 0; i < 12; i++) R3.l[i] = r3[i];
+    return mont_mul<FpModulus>(fp_raw_is_one(u) ? x1 : x2, R3);
 }
 
 // Out-of-line product for extension-field code: inlining every base product of G2 formulas made kernels of tens of
