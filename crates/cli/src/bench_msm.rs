@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use blstrs::{G1Affine, Scalar};
 use clap::{Args, ValueEnum};
 use ff::Field;
-use msm_cuda::gpu::{self, DeviceBases, GpuScalars, MsmOptions, MsmStats};
+use msm_cuda::gpu::{self, Accumulation, DeviceBases, GpuScalars, MsmOptions, MsmStats};
 use ntt_cuda::gpu::PinnedScalars;
 use rayon::prelude::*;
 
@@ -40,6 +40,10 @@ pub struct MsmArgs {
     /// Turn the 0/1 split off (plain Pippenger over every non-zero scalar).
     #[arg(long)]
     no_split: bool,
+    /// How G1 buckets are summed: auto (batch-affine for large MSMs with long buckets), xyzz, affine, or a list
+    /// (xyzz,affine) to time each on the same inputs, one after the other; their results must agree.
+    #[arg(long, value_delimiter = ',', default_value = "auto")]
+    accumulate: Vec<Accumulation>,
     /// Also time blst's CPU multiexp on the same inputs (sizes up to 2^22; slow beyond).
     #[arg(long)]
     cpu: bool,
@@ -94,7 +98,12 @@ fn porep_scalars(n: usize, seed: u64) -> Vec<Scalar> {
 /// per non-zero digit), 14 per full addition of the bucket reduction (two per bucket), 10 per scalar-1 base.
 fn mults(s: &MsmStats) -> f64 {
     let buckets = s.windows as f64 * ((1u64 << (s.window.max(1) - 1)) as f64);
-    (s.digits as f64 + s.ones as f64) * 10.0 + buckets * 2.0 * 14.0
+    // Per bucket addition: XYZZ 8M + 2S, batch-affine 5M + 1S (squares counted as products).
+    let per_add = match s.accumulation {
+        Accumulation::BatchAffine => 6.0,
+        _ => 10.0,
+    };
+    s.digits as f64 * per_add + s.ones as f64 * 10.0 + buckets * 2.0 * 14.0
 }
 
 /// Times `iterations` MSMs (after a warm-up): wall milliseconds from pinned scalars to the combined point.
@@ -104,7 +113,7 @@ fn time_msm(
     opts: &MsmOptions,
     iterations: u32,
     check: Option<blstrs::G1Projective>,
-) -> Result<(Vec<f64>, MsmStats)> {
+) -> Result<(Vec<f64>, MsmStats, blstrs::G1Projective)> {
     let (first, _) = bases.msm(0, GpuScalars::Host(scalars), opts)?;
     if let Some(want) = check {
         if first != want {
@@ -125,7 +134,7 @@ fn time_msm(
         }
         last = stats;
     }
-    Ok((times, last))
+    Ok((times, last, first))
 }
 
 pub fn run(a: MsmArgs) -> Result<()> {
@@ -140,6 +149,18 @@ pub fn run(a: MsmArgs) -> Result<()> {
             fp_rate / 1e9
         ),
     );
+    // The other product forms beside it, for choosing the MSM's (the floor below uses the one it runs).
+    for (form, what) in [
+        (gpu::MulForm::Folded, "folded product"),
+        (gpu::MulForm::Square, "square"),
+    ] {
+        let r = gpu::ceiling_fp_mul_form(form)
+            .with_context(|| format!("measuring the Fp {what} rate"))?;
+        report.text(
+            &format!("ceiling: Fp {what}"),
+            format!("{:.2}e9 /s", r / 1e9),
+        );
+    }
     let max_lg = a.sizes.iter().copied().max().unwrap_or(0);
     if max_lg > 28 {
         bail!("--sizes: 2^{max_lg} is above the 2^28 this benchmark supports");
@@ -189,6 +210,7 @@ pub fn run(a: MsmArgs) -> Result<()> {
             let opts = MsmOptions {
                 window: a.window,
                 split: !a.no_split,
+                accumulation: a.accumulate.first().copied().unwrap_or_default(),
             };
             if a.tune.is_some() && kind == ScalarKind::Random {
                 let mut best: Option<(u32, f64)> = None;
@@ -198,7 +220,7 @@ pub fn run(a: MsmArgs) -> Result<()> {
                         window: Some(w),
                         ..opts
                     };
-                    let (times, _) = time_msm(&resident, &pinned, &o, a.iterations, want)?;
+                    let (times, _, _) = time_msm(&resident, &pinned, &o, a.iterations, want)?;
                     let (med, min, max) = median(times);
                     report.text(
                         &format!("tune 2^{lg} window {w}"),
@@ -212,24 +234,49 @@ pub fn run(a: MsmArgs) -> Result<()> {
                     tuned.push((lg, w, ms));
                 }
             }
-            let (times, s) = time_msm(&resident, &pinned, &opts, a.iterations, want)?;
-            let (med, min, max) = median(times);
-            // Numeric twin of the row below, for scripts (`cargo xtask bench --ab d4` reads it).
-            report.time(
-                &format!("g1 2^{lg} {kind:?} median"),
-                std::time::Duration::from_secs_f64(med / 1e3),
-            );
-            let floor_ms = mults(&s) / fp_rate * 1e3;
-            report.text(
-                &format!("G1 MSM 2^{lg} {kind:?}"),
-                format!(
-                    "{med:.3} ms (median of {}, min {min:.3}, max {max:.3}); window {} x {}; floor {floor_ms:.3} ms; \
-                     device: upload {:.2}, classify {:.2}, sort {:.2}, accumulate {:.2}, reduce {:.2}, ones {:.2}, total {:.2}; combine {:.2} ms on the host; \
-                     0/1/other {}/{}/{}",
-                    a.iterations, s.window, s.windows, s.ms_upload, s.ms_classify, s.ms_sort, s.ms_accumulate, s.ms_reduce,
-                    s.ms_ones, s.ms_total, s.ms_combine, s.zeros, s.ones, s.others
-                ),
-            );
+            let mut agreed: Option<(Accumulation, blstrs::G1Projective)> = None;
+            for &accumulation in &a.accumulate {
+                let opts = MsmOptions {
+                    accumulation,
+                    ..opts
+                };
+                let (times, s, point) = time_msm(&resident, &pinned, &opts, a.iterations, want)?;
+                match agreed {
+                    Some((first, p)) if p != point => bail!(
+                        "2^{lg} {kind:?}: accumulation {} and {} disagree",
+                        first.name(),
+                        accumulation.name()
+                    ),
+                    None => agreed = Some((accumulation, point)),
+                    _ => {}
+                }
+                let (med, min, max) = median(times);
+                // The label names the accumulation only when several are compared, so scripts reading the
+                // single-mode rows (`cargo xtask bench --ab d4`) keep working.
+                let tag = if a.accumulate.len() > 1 {
+                    format!(" {}", accumulation.name())
+                } else {
+                    String::new()
+                };
+                // Numeric twin of the row below, for scripts.
+                report.time(
+                    &format!("g1 2^{lg} {kind:?}{tag} median"),
+                    std::time::Duration::from_secs_f64(med / 1e3),
+                );
+                let floor_ms = mults(&s) / fp_rate * 1e3;
+                report.text(
+                    &format!("G1 MSM 2^{lg} {kind:?}{tag}"),
+                    format!(
+                        "{med:.3} ms (median of {}, min {min:.3}, max {max:.3}); window {} x {}; {} accumulation \
+                         ({} affine rounds); floor {floor_ms:.3} ms; device: upload {:.2}, classify {:.2}, sort {:.2}, \
+                         accumulate {:.2}, reduce {:.2}, ones {:.2}, total {:.2}; combine {:.2} ms on the host; \
+                         0/1/other {}/{}/{}",
+                        a.iterations, s.window, s.windows, s.accumulation.name(), s.affine_rounds, s.ms_upload,
+                        s.ms_classify, s.ms_sort, s.ms_accumulate, s.ms_reduce, s.ms_ones, s.ms_total, s.ms_combine,
+                        s.zeros, s.ones, s.others
+                    ),
+                );
+            }
         }
     }
     if let Some(path) = &a.tune {

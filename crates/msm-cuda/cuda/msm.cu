@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 #include <type_traits>
 
 #include "curve.cuh"
@@ -34,6 +35,29 @@ namespace {
 
 constexpr uint32_t SEGMENT = 32;    // buckets per reduction thread, and fan-in of each plain-sum level
 constexpr uint32_t MAX_WINDOW = 24;  // bucket counts stay far inside 32-bit indices
+
+// 16-byte loads and stores of values whose size is a multiple of 16 at 16-byte aligned addresses (device buffers,
+// and arrays of 48-, 96- and 192-byte elements in them): a quarter of the memory instructions of word accesses.
+// RO: through the read-only data cache (memory no thread writes during the kernel).
+template <class T, bool RO = true>
+__device__ __forceinline__ T load16(const T* p) {
+    static_assert(sizeof(T) % 16 == 0, "16-byte multiple");
+    T r;
+    const uint4* src = reinterpret_cast<const uint4*>(p);
+    uint4* dst = reinterpret_cast<uint4*>(&r);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); i++) dst[i] = RO ? __ldg(src + i) : src[i];
+    return r;
+}
+
+template <class T>
+__device__ __forceinline__ void store16(T* p, const T& v) {
+    static_assert(sizeof(T) % 16 == 0, "16-byte multiple");
+    const uint4* src = reinterpret_cast<const uint4*>(&v);
+    uint4* dst = reinterpret_cast<uint4*>(p);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); i++) dst[i] = src[i];
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Scalars and digits.
@@ -186,7 +210,7 @@ __device__ __forceinline__ void accumulate_task(const affine_t<F>* __restrict__ 
     xyzz_t<F> acc = xyzz_identity<F>();
     for (uint32_t e_at = begin; e_at < end; e_at++) {
         uint32_t e = entries[e_at];
-        affine_t<F> p = bases[e & 0x7fffffffu];
+        affine_t<F> p = load16(&bases[e & 0x7fffffffu]);
         if (e >> 31) p = affine_neg(p);
         acc = xyzz_add_affine(acc, p);
     }
@@ -293,6 +317,223 @@ __global__ void to_jacobian_kernel(const xyzz_t<F>* __restrict__ in, uint32_t n,
     if (t < n) out[t] = xyzz_to_jacobian(in[t]);
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Batch-affine accumulation (G1): the buckets' points summed in affine coordinates, pairwise, in rounds.
+//
+// In each round every bucket's list pairs up (positions 0+1, 2+3, ... of the bucket; an odd last point passes
+// through) and the pairs are added in affine coordinates: lambda = (y2 - y1) / (x2 - x1), x3 = lambda^2 - x1 - x2,
+// y3 = lambda (x1 - x3) - y1. The divisions of a whole round share one field inversion (Montgomery's trick as a tree:
+// the round's denominators multiplied up in groups of INV_G, the top inverted, the inverses multiplied back down), so
+// an addition costs 5M + 1S (3M of them in the tree) against the mixed XYZZ addition's 8M + 2S. Each round halves
+// every bucket; once no bucket holds more than BA_TAIL points, one thread per bucket sums the rest with XYZZ
+// additions (each round has fixed costs, an inversion's latency among them). A bucket's round-r list is contiguous;
+// its place in the next round follows from the counts alone (ceil(count / 2), scanned), so one thread per slot of the
+// next round finds its bucket by a binary search and its pair by arithmetic, and no sort is repeated.
+// Special pairs keep the round complete: with an identity the sum is the other point, P + P doubles (lambda =
+// 3 x^2 / 2y) and P + (-P) is the identity (all-zero affine point, as blst writes it); their denominators are 1
+// or 2y, never 0 for points of the curve.
+
+constexpr uint32_t BA_TAIL = 8;   // rounds stop once no bucket is longer
+constexpr uint32_t INV_G = 8;     // fan-in of the inversion tree (its latency is INV_G products a level)
+
+__device__ __forceinline__ bool fp_eq(const fp_t& a, const fp_t& b) {
+    uint32_t acc = 0;
+#pragma unroll
+    for (int i = 0; i < 12; i++) acc |= a.l[i] ^ b.l[i];
+    return acc == 0;
+}
+
+// A round's points: round 0 reads them through the sorted digits (base index, sign in the top bit) from the
+// resident bases; later rounds read the previous round's sums.
+template <bool R0>
+struct BaSource {
+    const affine_t<Fp>* pts;
+    const uint32_t* entries;  // round 0 only
+    uint32_t base;            // round 0: the group's first digit
+    __device__ __forceinline__ fp_t x(uint32_t p) const {
+        if (R0) return load16(&pts[entries[base + p] & 0x7fffffffu].x);
+        return load16(&pts[p].x);
+    }
+    __device__ __forceinline__ affine_t<Fp> point(uint32_t p) const {
+        if (R0) {
+            uint32_t e = entries[base + p];
+            affine_t<Fp> q = load16(&pts[e & 0x7fffffffu]);
+            return (e >> 31) ? affine_neg(q) : q;
+        }
+        return load16(&pts[p]);
+    }
+};
+
+// A round's layout: bucket b's points are positions off[b] - base .. + cnt[b] (b < nb).
+struct BaLayout {
+    const uint32_t* off;
+    const uint32_t* cnt;
+    uint32_t base, nb;
+    __device__ __forceinline__ uint32_t start(uint32_t b) const { return off[b] - base; }
+    __device__ __forceinline__ uint32_t points() const { return off[nb - 1] - base + cnt[nb - 1]; }
+    // The bucket holding position p < points(): the last b with start(b) <= p (an empty bucket's start equals the
+    // next one's, so the last such b holds p).
+    __device__ __forceinline__ uint32_t find(uint32_t p) const {
+        uint32_t lo = 0, hi = nb;
+        while (hi - lo > 1) {
+            uint32_t mid = (lo + hi) / 2;
+            if (start(mid) <= p) lo = mid; else hi = mid;
+        }
+        return lo;
+    }
+};
+
+// The denominator of P + Q: x2 - x1, 2 y1 for a doubling, 1 where the sum needs no division.
+__device__ __forceinline__ fp_t ba_den(const affine_t<Fp>& P, const affine_t<Fp>& Q) {
+    if (affine_is_identity(P) || affine_is_identity(Q)) return fp_one();
+    if (fp_eq(P.x, Q.x)) return fp_eq(P.y, Q.y) ? fp_dbl(P.y) : fp_one();
+    return fp_sub(Q.x, P.x);
+}
+
+// Slot o of the next round (o < N.points()): its bucket b, and the first position p of its pair (or of the point
+// passing through when p + 1 == e, the bucket's end) in this round's layout L.
+struct BaSlot {
+    uint32_t b, p, e;
+};
+__device__ __forceinline__ BaSlot ba_slot(const BaLayout& L, const BaLayout& N, uint32_t o) {
+    uint32_t b = N.find(o);
+    uint32_t s = L.start(b);
+    return {b, s + 2 * (o - N.start(b)), s + L.cnt[b]};
+}
+
+// d[o] for o < m: slot o's denominator (1 for a point passing through, and for slots past the round's end).
+template <bool R0>
+__global__ void __launch_bounds__(256) ba_den_kernel(BaSource<R0> src, BaLayout L, BaLayout N, uint32_t m,
+                                                     fp_t* __restrict__ d) {
+    uint32_t o = blockIdx.x * blockDim.x + threadIdx.x;
+    if (o >= m) return;
+    fp_t v = fp_one();
+    if (o < N.points()) {
+        BaSlot s = ba_slot(L, N, o);
+        if (s.p + 1 < s.e) {
+            fp_t x1 = src.x(s.p), x2 = src.x(s.p + 1);
+            if (!fp_is_zero(x1) && !fp_is_zero(x2) && !fp_eq(x1, x2)) {
+                v = fp_sub(x2, x1);
+            } else {
+                v = ba_den(src.point(s.p), src.point(s.p + 1));
+            }
+            if (fp_is_zero(v)) v = fp_one();  // only a point off the curve (y = 0) gets here
+        }
+    }
+    store16(&d[o], v);
+}
+
+// With inv[o] = 1 / d[o]: slot o's point of the next round, the pair's sum or the point passing through.
+template <bool R0>
+__global__ void __launch_bounds__(128) ba_sum_kernel(BaSource<R0> src, BaLayout L, BaLayout N,
+                                                     const fp_t* __restrict__ inv, affine_t<Fp>* __restrict__ out) {
+    uint32_t o = blockIdx.x * blockDim.x + threadIdx.x;
+    if (o >= N.points()) return;
+    BaSlot s = ba_slot(L, N, o);
+    affine_t<Fp> P = src.point(s.p);
+    if (s.p + 1 >= s.e) {  // the odd last point of its bucket
+        store16(&out[o], P);
+        return;
+    }
+    affine_t<Fp> Q = src.point(s.p + 1);
+    fp_t n;
+    if (affine_is_identity(P)) {
+        store16(&out[o], Q);
+        return;
+    }
+    if (affine_is_identity(Q)) {
+        store16(&out[o], P);
+        return;
+    }
+    if (fp_eq(P.x, Q.x)) {
+        if (!fp_eq(P.y, Q.y) || fp_is_zero(P.y)) {  // P + (-P); y = 0 only off the curve (the first pass took 1)
+            store16(&out[o], fp_is_zero(P.y) ? P : affine_t<Fp>{fp_zero(), fp_zero()});
+            return;
+        }
+        fp_t xx = fp_sqr(P.x);  // doubling: lambda = 3 x^2 / 2y
+        n = fp_add(fp_dbl(xx), xx);
+    } else {
+        n = fp_sub(Q.y, P.y);
+    }
+    fp_t lam = fp_mul(n, load16(&inv[o]));
+    affine_t<Fp> r;
+    r.x = fp_sub(fp_sub(fp_sqr(lam), P.x), Q.x);
+    r.y = fp_sub(fp_mul(lam, fp_sub(P.x, r.x)), P.y);
+    store16(&out[o], r);
+}
+
+// Once no bucket is longer than BA_TAIL: bucket b's value, its points summed with mixed XYZZ additions.
+template <bool R0>
+__global__ void __launch_bounds__(128) ba_tail_kernel(BaSource<R0> src, BaLayout L, xyzz_t<Fp>* __restrict__ out) {
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= L.nb) return;
+    uint32_t s = L.start(b), c = L.cnt[b];
+    xyzz_t<Fp> acc = xyzz_identity<Fp>();
+    for (uint32_t i = 0; i < c; i++) acc = xyzz_add_affine(acc, src.point(s + i));
+    out[b] = acc;
+}
+
+// The next round's counts: ceil(count / 2).
+__global__ void ba_halve_kernel(const uint32_t* __restrict__ cnt, uint32_t nb, uint32_t* __restrict__ next) {
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b < nb) next[b] = (cnt[b] + 1) / 2;
+}
+
+// Per window w: its first digit (bounds[w]; bounds[windows] = all digits) and its longest bucket (longest[w], zeroed
+// by the caller).
+__global__ void window_bounds_kernel(const uint32_t* __restrict__ offsets, const uint32_t* __restrict__ counts,
+                                     uint32_t windows, uint32_t buckets, uint32_t* __restrict__ bounds,
+                                     uint32_t* __restrict__ longest) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t total = windows * buckets;
+    uint32_t c = t < total ? counts[t] : 0;
+    if (t < total && t % buckets == 0) bounds[t / buckets] = offsets[t];
+    if (t == total - 1) bounds[windows] = offsets[t] + c;
+    // The warp's maximum over the lanes in its first lane's window, one atomic; lanes in a later window (a warp
+    // straddles windows) each add their own.
+    uint32_t w = t < total ? t / buckets : windows;
+    uint32_t first_w = __shfl_sync(0xffffffffu, w, 0);
+    uint32_t m = w == first_w ? c : 0;
+    for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if ((threadIdx.x & 31) == 0 && first_w < windows && m) atomicMax(&longest[first_w], m);
+    if (w != first_w && w < windows && c) atomicMax(&longest[w], c);
+}
+
+// The batched inversion's tree (Fp): level up, thread u of T = ceil(m / INV_G) multiplies v[u], v[u + T],
+// v[u + 2T], ... into next[u], keeping the prefix products; the top value is inverted; level down, each thread turns
+// its inverse of the product back into the inverses of its values, in place. Strided groups keep neighbouring
+// threads on neighbouring values (coalesced; contiguous groups of 8 ran at a tenth of the bandwidth).
+__global__ void __launch_bounds__(256) inv_up_kernel(const fp_t* __restrict__ v, uint32_t m, fp_t* __restrict__ pre,
+                                                     fp_t* __restrict__ next) {
+    uint32_t T = (m + INV_G - 1) / INV_G;
+    uint32_t u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= T) return;
+    fp_t acc = load16(&v[u]);
+    store16(&pre[u], acc);
+    for (uint32_t i = u + T; i < m; i += T) {
+        acc = fp_mul(acc, load16(&v[i]));
+        store16(&pre[i], acc);
+    }
+    store16(&next[u], acc);
+}
+
+__global__ void inv_top_kernel(fp_t* v) { v[0] = fp_inv(v[0]); }
+
+__global__ void __launch_bounds__(256) inv_down_kernel(fp_t* __restrict__ v, uint32_t m, const fp_t* __restrict__ pre,
+                                                       const fp_t* __restrict__ next_inv) {
+    uint32_t T = (m + INV_G - 1) / INV_G;
+    uint32_t u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= T) return;
+    uint32_t last = u + (m - 1 - u) / T * T;  // this thread's last value
+    fp_t run = load16(&next_inv[u]);          // 1 / (v[u] v[u + T] ... v[last])
+    for (uint32_t i = last; i > u; i -= T) {
+        fp_t vi = load16<fp_t, false>(&v[i]);
+        store16(&v[i], fp_mul(run, load16(&pre[i - T])));
+        run = fp_mul(run, vi);
+    }
+    store16(&v[u], run);
+}
+
 // Whether level 0 runs its tasks longest first (the default) or in bucket order (CUZK_MSM_TASK_ORDER=bucket, read
 // once): an A/B switch for measuring, not a tuning knob for users.
 bool sort_tasks_by_length() {
@@ -346,15 +587,18 @@ struct cuzk_msm_scratch {
     Scratch scalars, canon, ones, counters, counts, offsets, cursor, entries, cub, parts_a, parts_b, ones_sums;
     Scratch tcount[2], toff[2], task_bucket, tasks[2], level_max;
     Scratch sort_keys[2], sort_index[2], sort_tmp;
+    Scratch ba_bounds, ba_cnt[2], ba_off[2], ba_elems[2], ba_tree;
 };
 
 namespace {
 // Every scratch buffer of a set, for freeing and counting.
-std::array<Scratch*, 25> scratch_list(cuzk_msm_scratch* S) {
+std::array<Scratch*, 33> scratch_list(cuzk_msm_scratch* S) {
     return {{&S->scalars,     &S->canon,      &S->ones,     &S->counters, &S->counts,  &S->offsets,   &S->cursor,
             &S->entries,     &S->cub,        &S->parts_a,  &S->parts_b,  &S->ones_sums, &S->tcount[0], &S->tcount[1],
             &S->toff[0],     &S->toff[1],    &S->task_bucket, &S->tasks[0], &S->tasks[1], &S->level_max,
-            &S->sort_keys[0], &S->sort_keys[1], &S->sort_index[0], &S->sort_index[1], &S->sort_tmp}};
+            &S->sort_keys[0], &S->sort_keys[1], &S->sort_index[0], &S->sort_index[1], &S->sort_tmp,
+            &S->ba_bounds,   &S->ba_cnt[0],  &S->ba_cnt[1], &S->ba_off[0], &S->ba_off[1], &S->ba_elems[0],
+            &S->ba_elems[1], &S->ba_tree}};
 }
 }  // namespace
 
@@ -382,13 +626,195 @@ cuzk_status reduce_to_parts(cudaStream_t st, xyzz_t<F>** cur, xyzz_t<F>** other,
     return status_ok();
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// The batch-affine accumulation's host side (see ba_den_kernel).
+
+// Whether the G1 buckets are summed by batch-affine rounds: as asked, or (CUZK_MSM_ACCUMULATE_AUTO) when the MSM has
+// at least 2^25 non-zero digits with a mean bucket of at least 64: measured on the H200 (2026-12-01, BENCHMARKS.md), rounds
+// won there (2^22 random 44.6 -> 38.9 ms, 2^24 182.7 -> 146.7, 2^26 570 -> 509) and were even or slightly behind
+// below (2^20 random 11.3 -> 11.7 ms, 2^24 PoRep-like 7.3 -> 7.7).
+// CUZK_MSM_ACCUMULATE=xyzz|affine (read once) overrides AUTO: an A/B switch for measuring whole provers, whose MSMs
+// ask for AUTO, not a tuning knob for users.
+int accumulate_override() {
+    static int v = [] {
+        const char* e = getenv("CUZK_MSM_ACCUMULATE");
+        if (e && !strcmp(e, "xyzz")) return (int)CUZK_MSM_ACCUMULATE_XYZZ;
+        if (e && !strcmp(e, "affine")) return (int)CUZK_MSM_ACCUMULATE_AFFINE;
+        return (int)CUZK_MSM_ACCUMULATE_AUTO;
+    }();
+    return v;
+}
+
+// The accumulation asked for, with the override applied to AUTO.
+int effective_accumulate(int accumulate) {
+    return accumulate == CUZK_MSM_ACCUMULATE_AUTO ? accumulate_override() : accumulate;
+}
+
+bool use_batch_affine(int accumulate, uint64_t digits, uint32_t total) {
+    accumulate = effective_accumulate(accumulate);
+    if (accumulate == CUZK_MSM_ACCUMULATE_XYZZ) return false;
+    if (accumulate == CUZK_MSM_ACCUMULATE_AFFINE) return true;
+    return digits >= (1ull << 25) && digits >= 64ull * total;
+}
+
+// Working memory the rounds may take per group of windows: half the free device memory, at most 24 GiB (a window of
+// a 2^27 MSM takes about 19 GB: its pairs' sums twice, 96 bytes each, and the inversion tree, 110 bytes a pair).
+size_t batch_affine_budget() {
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return std::min<size_t>(free_b / 2, 24ull << 30);
+}
+
+// Device fp_t values the inversion tree over m values takes (the values, the prefixes of every level below the top).
+size_t inv_tree_elems(uint32_t m) {
+    size_t total = 0;
+    for (uint32_t mm = m;; mm = (mm + INV_G - 1) / INV_G) {
+        total += mm;
+        if (mm <= 1) break;
+        total += mm;
+    }
+    return total;
+}
+
+// Inverts tree[0 .. m) in place (values non-zero); the rest of tree is the tree's working space.
+cuzk_status batch_invert(cudaStream_t st, fp_t* tree, uint32_t m) {
+    if (m == 0) return status_ok();
+    fp_t* vals[24];
+    fp_t* pres[24];
+    uint32_t ms[24];
+    int levels = 0;
+    fp_t* at = tree;
+    for (uint32_t mm = m;; mm = (mm + INV_G - 1) / INV_G) {
+        vals[levels] = at;
+        ms[levels] = mm;
+        at += mm;
+        if (mm <= 1) break;
+        pres[levels] = at;
+        at += mm;
+        levels++;
+    }
+    for (int l = 0; l < levels; l++) {
+        inv_up_kernel<<<blocks_for((ms[l] + INV_G - 1) / INV_G, 256), 256, 0, st>>>(vals[l], ms[l], pres[l],
+                                                                                      vals[l + 1]);
+        CUZK_TRY_LAUNCH("inv_up_kernel");
+    }
+    inv_top_kernel<<<1, 1, 0, st>>>(vals[levels]);
+    CUZK_TRY_LAUNCH("inv_top_kernel");
+    for (int l = levels - 1; l >= 0; l--) {
+        inv_down_kernel<<<blocks_for((ms[l] + INV_G - 1) / INV_G, 256), 256, 0, st>>>(vals[l], ms[l], pres[l],
+                                                                                        vals[l + 1]);
+        CUZK_TRY_LAUNCH("inv_down_kernel");
+    }
+    return status_ok();
+}
+
+// A round's output bound (a round's points never grow, ceil(c / 2) <= c, and are at most half plus one a bucket).
+inline uint64_t ba_next_bound(uint64_t E, uint64_t nb) { return std::min(E, (E + nb) / 2); }
+
+// Device bytes one group of windows takes: E digits over nb buckets.
+size_t ba_group_bytes(uint64_t E, uint64_t nb) {
+    uint64_t e1 = ba_next_bound(E, nb), e2 = ba_next_bound(e1, nb);
+    return (size_t)((e1 + e2) * sizeof(affine_t<Fp>) + inv_tree_elems((uint32_t)e1) * sizeof(fp_t) +
+                    4 * nb * sizeof(uint32_t));
+}
+
+// One round: from layout L (points from src) to layout N (points into out, at most m of them).
+template <bool R0>
+cuzk_status ba_round(cudaStream_t st, BaSource<R0> src, const BaLayout& L, const BaLayout& N, uint32_t m,
+                     fp_t* tree, affine_t<Fp>* out) {
+    ba_den_kernel<R0><<<blocks_for(m, 256), 256, 0, st>>>(src, L, N, m, tree);
+    CUZK_TRY_LAUNCH("ba_den_kernel");
+    CUZK_CHECK(batch_invert(st, tree, m));
+    ba_sum_kernel<R0><<<blocks_for(m, 128), 128, 0, st>>>(src, L, N, tree, out);
+    CUZK_TRY_LAUNCH("ba_sum_kernel");
+    return status_ok();
+}
+
+// Buckets [0, windows * buckets) summed into `out` from the sorted digits, by batch-affine rounds, windows taken
+// in groups whose working memory fits `budget` (one window at least). Sets *rounds to the rounds run in all.
+cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine_t<Fp>* bases, uint32_t windows,
+                              uint32_t buckets, size_t budget, xyzz_t<Fp>* out, uint32_t* rounds) {
+    *rounds = 0;
+    const uint32_t total = windows * buckets;
+    const uint32_t* counts = (const uint32_t*)B->counts.ptr;
+    const uint32_t* offsets = (const uint32_t*)B->offsets.ptr;
+    const uint32_t* entries = (const uint32_t*)B->entries.ptr;
+    CUZK_CHECK(scratch(B->ba_bounds, (2 * (size_t)windows + 1) * 4, "window bounds"));
+    uint32_t* bounds = (uint32_t*)B->ba_bounds.ptr;
+    uint32_t* longest = bounds + windows + 1;
+    CUZK_TRY(cudaMemsetAsync(longest, 0, (size_t)windows * 4, st));
+    window_bounds_kernel<<<blocks_for(total, 256), 256, 0, st>>>(offsets, counts, windows, buckets, bounds, longest);
+    CUZK_TRY_LAUNCH("window_bounds_kernel");
+    std::vector<uint32_t> hb(2 * (size_t)windows + 1);
+    CUZK_TRY(cudaMemcpyAsync(hb.data(), bounds, hb.size() * 4, cudaMemcpyDeviceToHost, st));
+    CUZK_TRY(cudaStreamSynchronize(st));
+    const uint32_t* hlong = hb.data() + windows + 1;
+
+    for (uint32_t w0 = 0; w0 < windows;) {
+        uint32_t w1 = w0 + 1;
+        while (w1 < windows && ba_group_bytes(hb[w1 + 1] - hb[w0], (uint64_t)(w1 + 1 - w0) * buckets) <= budget) w1++;
+        const uint32_t b0 = w0 * buckets, nb = (w1 - w0) * buckets;
+        uint32_t E = hb[w1] - hb[w0], most = 0;
+        for (uint32_t w = w0; w < w1; w++) most = std::max(most, hlong[w]);
+        BaLayout L{offsets + b0, counts + b0, hb[w0], nb};
+        BaSource<true> src0{bases, entries, hb[w0]};
+        BaSource<false> src{nullptr, nullptr, 0};
+        if (most > BA_TAIL) {
+            size_t e1 = ba_next_bound(E, nb), e2 = ba_next_bound(e1, nb);
+            CUZK_CHECK(scratch(B->ba_elems[0], e1 * sizeof(affine_t<Fp>), "batch-affine sums"));
+            CUZK_CHECK(scratch(B->ba_elems[1], e2 * sizeof(affine_t<Fp>), "batch-affine sums"));
+            CUZK_CHECK(scratch(B->ba_tree, inv_tree_elems((uint32_t)e1) * sizeof(fp_t), "the inversion tree"));
+            for (int i = 0; i < 2; i++) {
+                CUZK_CHECK(scratch(B->ba_cnt[i], (size_t)nb * 4, "batch-affine counts"));
+                CUZK_CHECK(scratch(B->ba_off[i], (size_t)nb * 4, "batch-affine offsets"));
+            }
+            size_t tmp = 0;
+            CUZK_TRY(cub::DeviceScan::ExclusiveSum(nullptr, tmp, (uint32_t*)B->ba_cnt[0].ptr,
+                                                   (uint32_t*)B->ba_off[0].ptr, (int)nb, st));
+            CUZK_CHECK(scratch(B->cub, tmp, "the scan"));
+            fp_t* tree = (fp_t*)B->ba_tree.ptr;
+            uint64_t bound = E;
+            for (int r = 0; most > BA_TAIL; r++) {
+                uint32_t* ncnt = (uint32_t*)B->ba_cnt[r % 2].ptr;
+                uint32_t* noff = (uint32_t*)B->ba_off[r % 2].ptr;
+                affine_t<Fp>* out_pts = (affine_t<Fp>*)B->ba_elems[r % 2].ptr;
+                ba_halve_kernel<<<blocks_for(nb, 256), 256, 0, st>>>(L.cnt, nb, ncnt);
+                CUZK_TRY_LAUNCH("ba_halve_kernel");
+                CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, ncnt, noff, (int)nb, st));
+                BaLayout N{noff, ncnt, 0, nb};
+                bound = ba_next_bound(bound, nb);
+                if (r == 0) {
+                    CUZK_CHECK(ba_round<true>(st, src0, L, N, (uint32_t)bound, tree, out_pts));
+                } else {
+                    CUZK_CHECK(ba_round<false>(st, src, L, N, (uint32_t)bound, tree, out_pts));
+                }
+                L = N;
+                src.pts = out_pts;
+                most = (most + 1) / 2;
+                ++*rounds;
+            }
+            ba_tail_kernel<false><<<blocks_for(nb, 128), 128, 0, st>>>(src, L, out + b0);
+        } else {
+            ba_tail_kernel<true><<<blocks_for(nb, 128), 128, 0, st>>>(src0, L, out + b0);
+        }
+        CUZK_TRY_LAUNCH("ba_tail_kernel");
+        w0 = w1;
+    }
+    return status_ok();
+}
+
 template <class F>
-cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset, const void* scalars, size_t n, int on_device, uint32_t window,
-                    const uint8_t* table, int split, void* out, size_t out_capacity, cuzk_msm_stats* stats) {
+cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset, const void* scalars, size_t n,
+                    int on_device, uint32_t window, const uint8_t* table, int split, int accumulate, void* out,
+                    size_t out_capacity, cuzk_msm_stats* stats) {
     using Xyzz = xyzz_t<F>;
     using Jac = jacobian_t<F>;
     cudaStream_t st = B->stream;
     memset(stats, 0, sizeof(*stats));
+    stats->accumulation = CUZK_MSM_ACCUMULATE_XYZZ;
     if (offset > Bs->n || n > Bs->n - offset) {
         char msg[200];
         snprintf(msg, sizeof(msg), "MSM of %zu scalars at offset %zu runs past the %zu resident bases", n, offset,
@@ -474,84 +900,108 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_CHECK(scratch(B->parts_b, part_bytes, "partial sums"));
         Xyzz* cur = (Xyzz*)B->parts_a.ptr;
         Xyzz* other = (Xyzz*)B->parts_b.ptr;
-        for (int i = 0; i < 2; i++) {
-            CUZK_CHECK(scratch(B->tcount[i], (size_t)total * 4, "task counts"));
-            CUZK_CHECK(scratch(B->toff[i], (size_t)total * 4, "task offsets"));
-        }
-        CUZK_CHECK(scratch(B->level_max, 4, "a counter"));
-        // Level 0 cuts lists at twice the mean bucket size: uniform buckets stay whole, hot ones are shared out.
-        uint64_t mean = ((uint64_t)others * windows + total - 1) / total;
-        uint32_t k = (uint32_t)std::max<uint64_t>(64, 2 * mean);
-        const uint32_t* in_count = counts;
-        const uint32_t* in_off = offsets;
-        const Xyzz* in_pts = nullptr;
-        for (int level = 0;; level++) {
-            uint32_t* tc = (uint32_t*)B->tcount[level % 2].ptr;
-            uint32_t* to = (uint32_t*)B->toff[level % 2].ptr;
-            uint32_t* maxp = (uint32_t*)B->level_max.ptr;
-            CUZK_TRY(cudaMemsetAsync(maxp, 0, 4, st));
-            task_count_kernel<<<blocks_for(total, 256), 256, 0, st>>>(in_count, total, k, tc, maxp);
-            CUZK_TRY_LAUNCH("task_count_kernel");
-            CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, tc, to, (int)total, st));
-            uint32_t h[3];
-            CUZK_TRY(cudaMemcpyAsync(&h[0], to + total - 1, 4, cudaMemcpyDeviceToHost, st));
-            CUZK_TRY(cudaMemcpyAsync(&h[1], tc + total - 1, 4, cudaMemcpyDeviceToHost, st));
-            CUZK_TRY(cudaMemcpyAsync(&h[2], maxp, 4, cudaMemcpyDeviceToHost, st));
+        {
+            uint32_t last[2];
+            CUZK_TRY(cudaMemcpyAsync(&last[0], offsets + total - 1, 4, cudaMemcpyDeviceToHost, st));
+            CUZK_TRY(cudaMemcpyAsync(&last[1], counts + total - 1, 4, cudaMemcpyDeviceToHost, st));
             CUZK_TRY(cudaStreamSynchronize(st));
-            uint32_t ntasks = h[0] + h[1], max_tasks = h[2];
-            if (level == 0) {
-                uint32_t last[2];
-                CUZK_TRY(cudaMemcpy(&last[0], offsets + total - 1, 4, cudaMemcpyDeviceToHost));
-                CUZK_TRY(cudaMemcpy(&last[1], counts + total - 1, 4, cudaMemcpyDeviceToHost));
-                stats->digits = (uint64_t)last[0] + last[1];
-            }
-            CUZK_CHECK(scratch(B->task_bucket, (size_t)ntasks * 4, "the task map"));
-            CUZK_CHECK(scratch(B->tasks[level % 2], (size_t)ntasks * sizeof(Xyzz), "task sums"));
-            uint32_t* task_bucket = (uint32_t*)B->task_bucket.ptr;
-            Xyzz* out_pts = (Xyzz*)B->tasks[level % 2].ptr;
-            task_fill_kernel<<<blocks_for(total, 256), 256, 0, st>>>(tc, to, total, task_bucket);
-            CUZK_TRY_LAUNCH("task_fill_kernel");
-            if (level == 0) {
-                const uint32_t* order = nullptr;
-                if (ntasks >= SORT_MIN_TASKS && sort_tasks_by_length()) {
-                    for (int j = 0; j < 2; j++) {
-                        CUZK_CHECK(scratch(B->sort_keys[j], (size_t)ntasks * 4, "task lengths"));
-                        CUZK_CHECK(scratch(B->sort_index[j], (size_t)ntasks * 4, "the task order"));
-                    }
-                    uint32_t* keys_in = (uint32_t*)B->sort_keys[0].ptr;
-                    uint32_t* keys_out = (uint32_t*)B->sort_keys[1].ptr;
-                    uint32_t* index_in = (uint32_t*)B->sort_index[0].ptr;
-                    uint32_t* index_out = (uint32_t*)B->sort_index[1].ptr;
-                    task_len_kernel<<<blocks_for(ntasks, 256), 256, 0, st>>>(counts, to, task_bucket, ntasks, k,
-                                                                             keys_in, index_in);
-                    CUZK_TRY_LAUNCH("task_len_kernel");
-                    const int bits = 32 - __builtin_clz(k);  // lengths are at most k
-                    size_t sort_bytes = 0;
-                    CUZK_TRY(cub::DeviceRadixSort::SortPairsDescending(nullptr, sort_bytes, keys_in, keys_out,
-                                                                       index_in, index_out, (int)ntasks, 0, bits, st));
-                    CUZK_CHECK(scratch(B->sort_tmp, sort_bytes, "the task sort"));
-                    CUZK_TRY(cub::DeviceRadixSort::SortPairsDescending(B->sort_tmp.ptr, sort_bytes, keys_in,
-                                                                       keys_out, index_in, index_out, (int)ntasks, 0,
-                                                                       bits, st));
-                    order = index_out;
-                }
-                accumulate_kernel<F><<<blocks_for(ntasks, 128), 128, 0, st>>>(
-                    bases, (const uint32_t*)B->entries.ptr, offsets, counts, to, task_bucket, ntasks, k, order,
-                    out_pts);
-                CUZK_TRY_LAUNCH("accumulate_kernel");
-            } else {
-                combine_tasks_kernel<F><<<blocks_for(ntasks, 128), 128, 0, st>>>(in_pts, in_off, in_count, to,
-                                                                                 task_bucket, ntasks, k, out_pts);
-                CUZK_TRY_LAUNCH("combine_tasks_kernel");
-            }
-            in_pts = out_pts;
-            in_count = tc;
-            in_off = to;
-            if (max_tasks <= 1) break;
-            k = SEGMENT;
+            stats->digits = (uint64_t)last[0] + last[1];
         }
-        buckets_kernel<F><<<blocks_for(total, 256), 256, 0, st>>>(in_pts, in_off, in_count, total, cur);
-        CUZK_TRY_LAUNCH("buckets_kernel");
+        bool affine = false;
+        size_t budget = 0;
+        if constexpr (std::is_same<F, Fp>::value) {
+            affine = use_batch_affine(accumulate, stats->digits, total);
+            if (affine) {
+                // One window's working memory (its digits taken as even, plus an eighth) must fit the budget, or
+                // a choice left to AUTO falls back to XYZZ, which needs no more than it has (an explicit request
+                // goes ahead and fails, if it must, with the allocation's own error).
+                budget = batch_affine_budget();
+                uint64_t per_window = stats->digits / windows;
+                per_window += per_window / 8;
+                if (effective_accumulate(accumulate) == CUZK_MSM_ACCUMULATE_AUTO &&
+                    ba_group_bytes(per_window, buckets) > budget)
+                    affine = false;
+            }
+        }
+        stats->accumulation = affine ? CUZK_MSM_ACCUMULATE_AFFINE : CUZK_MSM_ACCUMULATE_XYZZ;
+        if (affine) {
+            if constexpr (std::is_same<F, Fp>::value) {
+                CUZK_CHECK(accumulate_affine(B, st, bases, windows, buckets, budget, cur, &stats->affine_rounds));
+            }
+        } else {
+            for (int i = 0; i < 2; i++) {
+                CUZK_CHECK(scratch(B->tcount[i], (size_t)total * 4, "task counts"));
+                CUZK_CHECK(scratch(B->toff[i], (size_t)total * 4, "task offsets"));
+            }
+            CUZK_CHECK(scratch(B->level_max, 4, "a counter"));
+            // Level 0 cuts lists at twice the mean bucket size: uniform buckets stay whole, hot ones are shared out.
+            uint64_t mean = ((uint64_t)others * windows + total - 1) / total;
+            uint32_t k = (uint32_t)std::max<uint64_t>(64, 2 * mean);
+            const uint32_t* in_count = counts;
+            const uint32_t* in_off = offsets;
+            const Xyzz* in_pts = nullptr;
+            for (int level = 0;; level++) {
+                uint32_t* tc = (uint32_t*)B->tcount[level % 2].ptr;
+                uint32_t* to = (uint32_t*)B->toff[level % 2].ptr;
+                uint32_t* maxp = (uint32_t*)B->level_max.ptr;
+                CUZK_TRY(cudaMemsetAsync(maxp, 0, 4, st));
+                task_count_kernel<<<blocks_for(total, 256), 256, 0, st>>>(in_count, total, k, tc, maxp);
+                CUZK_TRY_LAUNCH("task_count_kernel");
+                CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, tc, to, (int)total, st));
+                uint32_t h[3];
+                CUZK_TRY(cudaMemcpyAsync(&h[0], to + total - 1, 4, cudaMemcpyDeviceToHost, st));
+                CUZK_TRY(cudaMemcpyAsync(&h[1], tc + total - 1, 4, cudaMemcpyDeviceToHost, st));
+                CUZK_TRY(cudaMemcpyAsync(&h[2], maxp, 4, cudaMemcpyDeviceToHost, st));
+                CUZK_TRY(cudaStreamSynchronize(st));
+                uint32_t ntasks = h[0] + h[1], max_tasks = h[2];
+                CUZK_CHECK(scratch(B->task_bucket, (size_t)ntasks * 4, "the task map"));
+                CUZK_CHECK(scratch(B->tasks[level % 2], (size_t)ntasks * sizeof(Xyzz), "task sums"));
+                uint32_t* task_bucket = (uint32_t*)B->task_bucket.ptr;
+                Xyzz* out_pts = (Xyzz*)B->tasks[level % 2].ptr;
+                task_fill_kernel<<<blocks_for(total, 256), 256, 0, st>>>(tc, to, total, task_bucket);
+                CUZK_TRY_LAUNCH("task_fill_kernel");
+                if (level == 0) {
+                    const uint32_t* order = nullptr;
+                    if (ntasks >= SORT_MIN_TASKS && sort_tasks_by_length()) {
+                        for (int j = 0; j < 2; j++) {
+                            CUZK_CHECK(scratch(B->sort_keys[j], (size_t)ntasks * 4, "task lengths"));
+                            CUZK_CHECK(scratch(B->sort_index[j], (size_t)ntasks * 4, "the task order"));
+                        }
+                        uint32_t* keys_in = (uint32_t*)B->sort_keys[0].ptr;
+                        uint32_t* keys_out = (uint32_t*)B->sort_keys[1].ptr;
+                        uint32_t* index_in = (uint32_t*)B->sort_index[0].ptr;
+                        uint32_t* index_out = (uint32_t*)B->sort_index[1].ptr;
+                        task_len_kernel<<<blocks_for(ntasks, 256), 256, 0, st>>>(counts, to, task_bucket, ntasks, k,
+                                                                                 keys_in, index_in);
+                        CUZK_TRY_LAUNCH("task_len_kernel");
+                        const int bits = 32 - __builtin_clz(k);  // lengths are at most k
+                        size_t sort_bytes = 0;
+                        CUZK_TRY(cub::DeviceRadixSort::SortPairsDescending(nullptr, sort_bytes, keys_in, keys_out,
+                                                                           index_in, index_out, (int)ntasks, 0, bits, st));
+                        CUZK_CHECK(scratch(B->sort_tmp, sort_bytes, "the task sort"));
+                        CUZK_TRY(cub::DeviceRadixSort::SortPairsDescending(B->sort_tmp.ptr, sort_bytes, keys_in,
+                                                                           keys_out, index_in, index_out, (int)ntasks, 0,
+                                                                           bits, st));
+                        order = index_out;
+                    }
+                    accumulate_kernel<F><<<blocks_for(ntasks, 128), 128, 0, st>>>(
+                        bases, (const uint32_t*)B->entries.ptr, offsets, counts, to, task_bucket, ntasks, k, order,
+                        out_pts);
+                    CUZK_TRY_LAUNCH("accumulate_kernel");
+                } else {
+                    combine_tasks_kernel<F><<<blocks_for(ntasks, 128), 128, 0, st>>>(in_pts, in_off, in_count, to,
+                                                                                     task_bucket, ntasks, k, out_pts);
+                    CUZK_TRY_LAUNCH("combine_tasks_kernel");
+                }
+                in_pts = out_pts;
+                in_count = tc;
+                in_off = to;
+                if (max_tasks <= 1) break;
+                k = SEGMENT;
+            }
+            buckets_kernel<F><<<blocks_for(total, 256), 256, 0, st>>>(in_pts, in_off, in_count, total, cur);
+            CUZK_TRY_LAUNCH("buckets_kernel");
+        }
         CUZK_TRY(cudaEventRecord(B->ev[4], st));
 
         // 4. reduce
@@ -660,11 +1110,18 @@ __global__ void curve_test_kernel(int op, const affine_t<F>* a, const affine_t<F
     out[i] = xyzz_to_jacobian(r);
 }
 
+// A dependent chain of base-field products per thread: form 0 the field's product (mont_mul), 1 the folded form
+// (mont_mul_fold), 2 squares (mont_sqr).
+template <int FORM>
 __global__ void fp_mul_chain_kernel(fp_t* out, uint32_t seed, int iters) {
     fp_t x = fp_one(), y = fp_one();
     x.l[0] ^= seed + threadIdx.x;
     y.l[1] ^= blockIdx.x;
-    for (int i = 0; i < iters; i++) x = fp_mul(x, y);
+    for (int i = 0; i < iters; i++) {
+        if (FORM == 0) x = fp_mul(x, y);
+        if (FORM == 1) x = mont_mul_fold<FpModulus>(x, y);
+        if (FORM == 2) x = fp_sqr(x);
+    }
     if (fp_is_zero(x)) out[0] = x;  // keeps the chain alive; practically never taken
 }
 
@@ -805,12 +1262,12 @@ cuzk_status cuzk_msm_scratch_device_bytes(const cuzk_msm_scratch* S, size_t* byt
 
 cuzk_status cuzk_msm_run(const cuzk_msm_bases* bases, cuzk_msm_scratch* scratch, size_t offset, const void* scalars,
                          size_t n, int scalars_on_device, uint32_t window, const uint8_t* window_table, int split,
-                         void* out, size_t out_capacity, cuzk_msm_stats* stats) {
+                         int accumulate, void* out, size_t out_capacity, cuzk_msm_stats* stats) {
     if (bases->curve == CUZK_CURVE_G1)
-        return run_msm<Fp>(bases, scratch, offset, scalars, n, scalars_on_device, window, window_table, split, out,
-                           out_capacity, stats);
-    return run_msm<Fp2>(bases, scratch, offset, scalars, n, scalars_on_device, window, window_table, split, out,
-                        out_capacity, stats);
+        return run_msm<Fp>(bases, scratch, offset, scalars, n, scalars_on_device, window, window_table, split,
+                           accumulate, out, out_capacity, stats);
+    return run_msm<Fp2>(bases, scratch, offset, scalars, n, scalars_on_device, window, window_table, split,
+                        accumulate, out, out_capacity, stats);
 }
 
 cuzk_status cuzk_msm_gather_selected(const void* src, size_t n, const uint64_t* words, const uint32_t* offsets,
@@ -845,18 +1302,24 @@ cuzk_status cuzk_curve_test(int curve, int op, const void* a, const void* b, voi
     return curve == CUZK_CURVE_G1 ? curve_test<Fp>(op, a, b, out, n) : curve_test<Fp2>(op, a, b, out, n);
 }
 
-cuzk_status cuzk_ceiling_fp_mul(double* muls_per_second) {
+cuzk_status cuzk_ceiling_fp_mul(int form, double* muls_per_second) {
+    if (form < 0 || form > 2) return status_msg(1, "unknown product form");
     int sms = 0;
     CUZK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     fp_t* out = nullptr;
     CUZK_TRY(cudaMalloc(&out, sizeof(fp_t)));
     uint32_t blocks = sms * 8, threads = 256;
     const int iters = 4096;
-    fp_mul_chain_kernel<<<blocks, threads>>>(out, 1, 64);  // warm-up
+    auto launch = [&](uint32_t seed, int n) {
+        if (form == 0) fp_mul_chain_kernel<0><<<blocks, threads>>>(out, seed, n);
+        if (form == 1) fp_mul_chain_kernel<1><<<blocks, threads>>>(out, seed, n);
+        if (form == 2) fp_mul_chain_kernel<2><<<blocks, threads>>>(out, seed, n);
+    };
+    launch(1, 64);  // warm-up
     float ms = 0;
     CUZK_CHECK(time_on_device(
         [&] {
-            fp_mul_chain_kernel<<<blocks, threads>>>(out, 2, iters);
+            launch(2, iters);
             return status_from(cudaGetLastError(), "fp_mul_chain_kernel");
         },
         &ms));

@@ -40,6 +40,8 @@ typedef struct cuzk_msm_stats {
     uint32_t ones_parts;       /* partial sums of the scalar-1 bases in the output (0 without split) */
     uint64_t zeros, ones, others;
     uint64_t digits; /* non-zero digits: the points added into buckets */
+    uint32_t accumulation;  /* how the G1 buckets were summed: a cuzk_msm_accumulate value (never AUTO) */
+    uint32_t affine_rounds; /* batch-affine rounds run, over all groups of windows */
     double ms_upload, ms_classify, ms_sort, ms_accumulate, ms_reduce, ms_ones, ms_total;
 } cuzk_msm_stats;
 
@@ -50,11 +52,17 @@ typedef struct cuzk_msm_stats {
  * scalars: host memory (pinned or pageable), or device memory when scalars_on_device is non-zero.
  * window: bits per digit, 0 to take window_table[ceil(log2(number of Pippenger scalars))] (32 entries).
  * split: non-zero classifies scalars as 0 (skipped), 1 (bases summed directly) or other (Pippenger);
- * zero runs plain Pippenger over every non-zero scalar. */
+ * zero runs plain Pippenger over every non-zero scalar.
+ * accumulate: a cuzk_msm_accumulate value; G2 always sums with XYZZ additions. */
 #define CUZK_MSM_MAX_PARTS 8224
+
+/* How bucket sums are computed. XYZZ: one thread walks a bucket's list with mixed XYZZ additions (8M + 2S each).
+ * AFFINE: pairs of points are added in affine coordinates in rounds, one field inversion shared by a whole round
+ * (5M + 1S each), then XYZZ for short remainders. AUTO picks AFFINE for large G1 MSMs with long buckets. */
+enum cuzk_msm_accumulate { CUZK_MSM_ACCUMULATE_AUTO = 0, CUZK_MSM_ACCUMULATE_XYZZ = 1, CUZK_MSM_ACCUMULATE_AFFINE = 2 };
 cuzk_status cuzk_msm_run(const cuzk_msm_bases* bases, cuzk_msm_scratch* scratch, size_t offset, const void* scalars,
                          size_t n, int scalars_on_device, uint32_t window, const uint8_t* window_table, int split,
-                         void* out, size_t out_capacity, cuzk_msm_stats* stats);
+                         int accumulate, void* out, size_t out_capacity, cuzk_msm_stats* stats);
 
 /* Density filtering on the device: the scalars src[i] (device memory, i < n) whose bit i is set in words (host
  * memory, ceil(n / 64) words; bit i % 64 of word i / 64), compacted in order into out (device memory, as many
@@ -72,8 +80,9 @@ cuzk_status cuzk_field_test(int field, int op, const void* a, const void* b, voi
  * 2: 2(a + b) (doubling); 3: b - a (negation); 4: i * a for element i (small scalar multiplication). */
 cuzk_status cuzk_curve_test(int curve, int op, const void* a, const void* b, void* out, size_t n);
 
-/* Base-field multiplications per second on this card (a dependent chain per thread, all SMs busy). */
-cuzk_status cuzk_ceiling_fp_mul(double* muls_per_second);
+/* Base-field multiplications per second on this card (a dependent chain per thread, all SMs busy). form: 0 the
+ * field's product (the MSM's), 1 the folded product (addends inside the multiply-adds, as the NTT's), 2 squares. */
+cuzk_status cuzk_ceiling_fp_mul(int form, double* muls_per_second);
 
 #ifdef __cplusplus
 }

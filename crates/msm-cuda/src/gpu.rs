@@ -42,6 +42,8 @@ pub struct MsmOptions {
     /// Classify scalars as 0, 1 or other: zeros are skipped, the bases of ones are summed directly, and only the
     /// rest go through Pippenger. Results are identical either way; Groth16 assignments are mostly 0 and 1.
     pub split: bool,
+    /// How the G1 buckets are summed (G2 always uses XYZZ additions). Results are identical either way.
+    pub accumulation: Accumulation,
 }
 
 impl Default for MsmOptions {
@@ -49,6 +51,45 @@ impl Default for MsmOptions {
         MsmOptions {
             window: None,
             split: true,
+            accumulation: Accumulation::Auto,
+        }
+    }
+}
+
+/// How an MSM sums the points of each bucket.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Accumulation {
+    /// Batch-affine rounds for large G1 MSMs with long buckets, XYZZ otherwise.
+    #[default]
+    Auto,
+    /// One thread walks a bucket's list with mixed XYZZ additions (8M + 2S each).
+    Xyzz,
+    /// Pairs added in affine coordinates in rounds that share one field inversion each (5M + 1S per addition), XYZZ
+    /// for the short remainders. G1 only.
+    BatchAffine,
+}
+
+impl Accumulation {
+    /// The name `--accumulate` takes and timing lines print.
+    pub fn name(self) -> &'static str {
+        match self {
+            Accumulation::Auto => "auto",
+            Accumulation::Xyzz => "xyzz",
+            Accumulation::BatchAffine => "affine",
+        }
+    }
+}
+
+impl std::str::FromStr for Accumulation {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(Accumulation::Auto),
+            "xyzz" => Ok(Accumulation::Xyzz),
+            "affine" => Ok(Accumulation::BatchAffine),
+            _ => Err(format!(
+                "unknown accumulation {s:?}: expected auto, xyzz or affine"
+            )),
         }
     }
 }
@@ -68,6 +109,10 @@ pub struct MsmStats {
     pub others: u64,
     /// Non-zero signed digits: the points Pippenger added into buckets.
     pub digits: u64,
+    /// How the buckets were summed (never `Auto`; `Xyzz` when no scalar reached Pippenger).
+    pub accumulation: Accumulation,
+    /// Batch-affine rounds run (0 with XYZZ).
+    pub affine_rounds: u32,
     /// Device milliseconds of each phase.
     pub ms_upload: f64,
     /// See `ms_upload`.
@@ -297,6 +342,22 @@ mod imp {
         Ok(n)
     }
 
+    fn accumulation_to_ffi(a: Accumulation) -> i32 {
+        (match a {
+            Accumulation::Auto => ffi::CUZK_MSM_ACCUMULATE_AUTO,
+            Accumulation::Xyzz => ffi::CUZK_MSM_ACCUMULATE_XYZZ,
+            Accumulation::BatchAffine => ffi::CUZK_MSM_ACCUMULATE_AFFINE,
+        }) as i32
+    }
+
+    fn accumulation_from_ffi(v: u32) -> Accumulation {
+        if v == ffi::CUZK_MSM_ACCUMULATE_AFFINE {
+            Accumulation::BatchAffine
+        } else {
+            Accumulation::Xyzz
+        }
+    }
+
     pub fn run<A: GpuCurve>(
         b: &Bases,
         scratch: &Scratch,
@@ -326,6 +387,7 @@ mod imp {
                 opts.window.unwrap_or(0),
                 window_table().as_ptr(),
                 i32::from(opts.split),
+                accumulation_to_ffi(opts.accumulation),
                 parts.as_mut_ptr().cast(),
                 parts.len(),
                 &mut st,
@@ -340,6 +402,8 @@ mod imp {
             ones: st.ones,
             others: st.others,
             digits: st.digits,
+            accumulation: accumulation_from_ffi(st.accumulation),
+            affine_rounds: st.affine_rounds,
             ms_upload: st.ms_upload,
             ms_classify: st.ms_classify,
             ms_sort: st.ms_sort,
@@ -379,11 +443,11 @@ mod imp {
         check(unsafe { ffi::cuzk_curve_test(curve, op, a, b, out, n) })
     }
 
-    pub fn ceiling_fp_mul() -> Result<f64> {
+    pub fn ceiling_fp_mul(form: MulForm) -> Result<f64> {
         device()?;
         let mut r = 0.0;
-        // SAFETY: out-parameter.
-        check(unsafe { ffi::cuzk_ceiling_fp_mul(&mut r) })?;
+        // SAFETY: out-parameter; the form is one of the three the C side knows.
+        check(unsafe { ffi::cuzk_ceiling_fp_mul(form as i32, &mut r) })?;
         Ok(r)
     }
 }
@@ -465,7 +529,7 @@ mod imp {
         none()
     }
 
-    pub fn ceiling_fp_mul() -> Result<f64> {
+    pub fn ceiling_fp_mul(_form: MulForm) -> Result<f64> {
         none()
     }
 }
@@ -793,12 +857,32 @@ pub fn curve_elementwise<A: GpuCurve>(op: CurveOp, a: &[A], b: &[A]) -> Result<V
     Ok(out)
 }
 
-/// Base-field multiplications per second on this card.
+/// Base-field multiplications per second on this card, with the product the MSM uses.
 ///
 /// # Errors
 /// [`Error::NoDevice`], a CUDA error.
 pub fn ceiling_fp_mul() -> Result<f64> {
-    imp::ceiling_fp_mul()
+    imp::ceiling_fp_mul(MulForm::Field)
+}
+
+/// A form of the base-field product, for measuring which the card runs fastest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MulForm {
+    /// The field's product (the MSM's): CIOS with separate carry chains for the low and high halves.
+    Field = 0,
+    /// The folded product: each row's addends inside the 64-bit multiply-adds (the NTT's form).
+    Folded = 1,
+    /// Squares.
+    Square = 2,
+}
+
+/// Base-field products (or squares) per second on this card in the given form: a dependent chain per thread, all
+/// SMs busy.
+///
+/// # Errors
+/// [`Error::NoDevice`], a CUDA error.
+pub fn ceiling_fp_mul_form(form: MulForm) -> Result<f64> {
+    imp::ceiling_fp_mul(form)
 }
 
 #[cfg(test)]
@@ -813,6 +897,20 @@ mod tests {
             "the committed table measures some size"
         );
         assert!(window_table().iter().all(|&w| (1..=24).contains(&w)));
+    }
+
+    #[test]
+    fn accumulation_names_round_trip_and_bad_ones_are_named() {
+        for a in [
+            Accumulation::Auto,
+            Accumulation::Xyzz,
+            Accumulation::BatchAffine,
+        ] {
+            assert_eq!(a.name().parse::<Accumulation>(), Ok(a));
+        }
+        assert_eq!(MsmOptions::default().accumulation, Accumulation::Auto);
+        let err = "batch".parse::<Accumulation>().unwrap_err();
+        assert!(err.contains("\"batch\"") && err.contains("affine"), "{err}");
     }
 
     #[test]

@@ -8,7 +8,9 @@ use blst::{blst_fp, blst_fp2};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve, Group};
-use msm_cuda::gpu::{self, CurveOp, DeviceBases, FieldOp, GpuCurve, GpuScalars, MsmOptions};
+use msm_cuda::gpu::{
+    self, Accumulation, CurveOp, DeviceBases, FieldOp, GpuCurve, GpuScalars, MsmOptions,
+};
 use msm_cuda::{msm_g1, msm_g2, Selection};
 use rand::Rng;
 use test_utils::{
@@ -329,17 +331,26 @@ fn g1_msm_matches_blst_across_sizes() {
         let (bases, scalars) = edge_inputs(n, &mut rng);
         let want = msm_g1(&bases, &scalars).unwrap();
         let resident = DeviceBases::upload(&bases).unwrap();
-        for split in [true, false] {
-            let opts = MsmOptions {
-                window: None,
-                split,
-            };
-            let (got, stats) = resident.msm(0, GpuScalars::Host(&scalars), &opts).unwrap();
-            assert_eq!(got, want, "n = {n}, split = {split}, stats = {stats:?}");
-            assert_eq!(stats.zeros + stats.ones + stats.others, n as u64);
+        for accumulation in BOTH {
+            for split in [true, false] {
+                let opts = MsmOptions {
+                    window: None,
+                    split,
+                    accumulation,
+                };
+                let (got, stats) = resident.msm(0, GpuScalars::Host(&scalars), &opts).unwrap();
+                assert_eq!(got, want, "n = {n}, split = {split}, stats = {stats:?}");
+                assert_eq!(stats.zeros + stats.ones + stats.others, n as u64);
+                if stats.others > 0 {
+                    assert_eq!(stats.accumulation, accumulation, "n = {n}");
+                }
+            }
         }
     }
 }
+
+/// The two ways of summing buckets, each run explicitly (Auto picks one by size).
+const BOTH: [Accumulation; 2] = [Accumulation::Xyzz, Accumulation::BatchAffine];
 
 #[test]
 fn g1_msm_every_window_and_scalar_mix() {
@@ -352,13 +363,20 @@ fn g1_msm_every_window_and_scalar_mix() {
     let resident = DeviceBases::upload(&bases).unwrap();
     let want = msm_g1(&bases, &scalars).unwrap();
     for window in 1..=20 {
-        let opts = MsmOptions {
-            window: Some(window),
-            split: window % 2 == 0,
-        };
-        let (got, stats) = resident.msm(0, GpuScalars::Host(&scalars), &opts).unwrap();
-        assert_eq!(got, want, "window {window}");
-        assert_eq!(stats.window, window);
+        for accumulation in BOTH {
+            let opts = MsmOptions {
+                window: Some(window),
+                split: window % 2 == 0,
+                accumulation,
+            };
+            let (got, stats) = resident.msm(0, GpuScalars::Host(&scalars), &opts).unwrap();
+            assert_eq!(got, want, "window {window}, {stats:?}");
+            assert_eq!(stats.window, window);
+            // Small windows make few, long buckets: the affine rounds run (several of them below 5 bits).
+            if accumulation == Accumulation::BatchAffine && window <= 5 {
+                assert!(stats.affine_rounds > 0, "window {window}: {stats:?}");
+            }
+        }
     }
     // Scalar mixes: all zero, all one, all p - 1, PoRep-like, and the full range of one window's digits.
     let mixes: Vec<(&str, Vec<Scalar>)> = vec![
@@ -370,18 +388,76 @@ fn g1_msm_every_window_and_scalar_mix() {
     ];
     for (name, s) in mixes {
         let want = msm_g1(&bases, &s).unwrap();
-        for split in [true, false] {
-            let (got, stats) = resident
-                .msm(
-                    0,
-                    GpuScalars::Host(&s),
-                    &MsmOptions {
-                        window: None,
-                        split,
-                    },
-                )
-                .unwrap();
-            assert_eq!(got, want, "{name}, split = {split}, stats = {stats:?}");
+        for accumulation in BOTH {
+            for split in [true, false] {
+                let (got, stats) = resident
+                    .msm(
+                        0,
+                        GpuScalars::Host(&s),
+                        &MsmOptions {
+                            window: None,
+                            split,
+                            accumulation,
+                        },
+                    )
+                    .unwrap();
+                assert_eq!(got, want, "{name}, split = {split}, stats = {stats:?}");
+            }
+        }
+    }
+}
+
+/// One bucket holding every point, with the cases an affine addition must not divide by: identities, a base
+/// repeated (doublings, round after round), a base beside its negation (sums that are the identity, which later
+/// rounds then add), against XYZZ and blst.
+#[test]
+fn g1_batch_affine_hot_bucket_edge_cases() {
+    if !gpu_or_skip("g1_batch_affine_hot_bucket_edge_cases", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("g1_batch_affine_hot_bucket_edge_cases");
+    let p = random_g1(8, &mut rng);
+    let neg = |a: &G1Affine| (-G1Projective::from(*a)).to_affine();
+    for n in [2usize, 3, 17, 33, 100, 1000, 5000] {
+        // A pattern of repeats, negations and identities, then random points.
+        let mut bases: Vec<G1Affine> = (0..n)
+            .map(|i| match i % 7 {
+                0 | 1 => p[0],
+                2 => neg(&p[0]),
+                3 => G1Affine::identity(),
+                4 => p[1 + (i / 7) % 3],
+                _ => p[4 + i % 4],
+            })
+            .collect();
+        if n > 40 {
+            let fresh = random_g1(n / 4, &mut rng);
+            bases[n - n / 4..].copy_from_slice(&fresh);
+        }
+        let resident = DeviceBases::upload(&bases).unwrap();
+        for (name, s) in [
+            ("all one", Scalar::ONE),
+            ("all seven", Scalar::from(7u64)),
+            ("all minus one", -Scalar::ONE),
+        ] {
+            let scalars = vec![s; n];
+            let want = msm_g1(&bases, &scalars).unwrap();
+            for accumulation in BOTH {
+                let (got, stats) = resident
+                    .msm(
+                        0,
+                        GpuScalars::Host(&scalars),
+                        &MsmOptions {
+                            window: Some(4),
+                            split: false,
+                            accumulation,
+                        },
+                    )
+                    .unwrap();
+                assert_eq!(got, want, "n = {n}, {name}, {stats:?}");
+                if accumulation == Accumulation::BatchAffine && n > 16 {
+                    assert!(stats.affine_rounds > 0, "n = {n}: {stats:?}");
+                }
+            }
         }
     }
 }
@@ -561,6 +637,7 @@ fn g2_msm_matches_blst() {
                     &MsmOptions {
                         window: None,
                         split,
+                        accumulation: Accumulation::Auto,
                     },
                 )
                 .unwrap();
@@ -590,14 +667,15 @@ fn heavy_sweep_2_24_and_2_26() {
         let bases = random_g1_fast(n, &mut rng);
         let random: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
         let resident = DeviceBases::upload(&bases).unwrap();
-        let (got, stats) = resident
-            .msm(0, GpuScalars::Host(&random), &MsmOptions::default())
-            .unwrap();
-        assert_eq!(
-            got,
-            msm_g1(&bases, &random).unwrap(),
-            "2^{lg} random, {stats:?}"
-        );
+        let want = msm_g1(&bases, &random).unwrap();
+        for accumulation in BOTH {
+            let opts = MsmOptions {
+                accumulation,
+                ..MsmOptions::default()
+            };
+            let (got, stats) = resident.msm(0, GpuScalars::Host(&random), &opts).unwrap();
+            assert_eq!(got, want, "2^{lg} random, {stats:?}");
+        }
         let porep = porep_like_scalars(n, &mut rng);
         let (got, stats) = resident
             .msm(0, GpuScalars::Host(&porep), &MsmOptions::default())
