@@ -657,15 +657,16 @@ bool use_batch_affine(int accumulate, uint64_t digits, uint32_t total) {
     return digits >= (1ull << 25) && digits >= 64ull * total;
 }
 
-// Working memory the rounds may take per group of windows: half the free device memory, at most 24 GiB (a window of
-// a 2^27 MSM takes about 19 GB: its pairs' sums twice, 96 bytes each, and the inversion tree, 110 bytes a pair).
-size_t batch_affine_budget() {
+// Working memory the rounds may take per group of windows: half of the free device memory plus what the set's rounds
+// already hold (a scratch set keeps its buffers from one MSM to the next), at most 24 GiB (a window of a 2^27 MSM
+// takes about 19 GB: its pairs' sums twice, 96 bytes each, and the inversion tree, 110 bytes a pair).
+size_t batch_affine_budget(size_t held) {
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
         cudaGetLastError();
         return 0;
     }
-    return std::min<size_t>(free_b / 2, 24ull << 30);
+    return std::min<size_t>((free_b + held) / 2, 24ull << 30);
 }
 
 // Device fp_t values the inversion tree over m values takes (the values, the prefixes of every level below the top).
@@ -915,7 +916,9 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
                 // One window's working memory (its digits taken as even, plus an eighth) must fit the budget, or
                 // a choice left to AUTO falls back to XYZZ, which needs no more than it has (an explicit request
                 // goes ahead and fails, if it must, with the allocation's own error).
-                budget = batch_affine_budget();
+                size_t held = B->ba_elems[0].cap + B->ba_elems[1].cap + B->ba_tree.cap + B->ba_cnt[0].cap +
+                              B->ba_cnt[1].cap + B->ba_off[0].cap + B->ba_off[1].cap;
+                budget = batch_affine_budget(held);
                 uint64_t per_window = stats->digits / windows;
                 per_window += per_window / 8;
                 if (effective_accumulate(accumulate) == CUZK_MSM_ACCUMULATE_AUTO &&
