@@ -629,10 +629,6 @@ cuzk_status reduce_to_parts(cudaStream_t st, xyzz_t<F>** cur, xyzz_t<F>** other,
 // ---------------------------------------------------------------------------------------------------------------
 // The batch-affine accumulation's host side (see ba_den_kernel).
 
-// Whether the G1 buckets are summed by batch-affine rounds: as asked, or (CUZK_MSM_ACCUMULATE_AUTO) when the MSM has
-// at least 2^25 non-zero digits with a mean bucket of at least 64: measured on the H200 (2026-12-01, BENCHMARKS.md), rounds
-// won there (2^22 random 44.6 -> 38.9 ms, 2^24 182.7 -> 146.7, 2^26 570 -> 509) and were even or slightly behind
-// below (2^20 random 11.3 -> 11.7 ms, 2^24 PoRep-like 7.3 -> 7.7).
 // CUZK_MSM_ACCUMULATE=xyzz|affine (read once) overrides AUTO: an A/B switch for measuring whole provers, whose MSMs
 // ask for AUTO, not a tuning knob for users.
 int accumulate_override() {
@@ -650,6 +646,10 @@ int effective_accumulate(int accumulate) {
     return accumulate == CUZK_MSM_ACCUMULATE_AUTO ? accumulate_override() : accumulate;
 }
 
+// Whether the G1 buckets are summed by batch-affine rounds: as asked, or (CUZK_MSM_ACCUMULATE_AUTO) when the MSM has
+// at least 2^25 non-zero digits with a mean bucket of at least 64. Measured on the H200 (2026-12-01, BENCHMARKS.md):
+// rounds won there (2^22 random 44.6 -> 38.9 ms, 2^24 182.7 -> 146.7, 2^26 570 -> 509) and were even or slightly
+// behind below (2^20 random 11.3 -> 11.7 ms, 2^24 PoRep-like 7.3 -> 7.7).
 bool use_batch_affine(int accumulate, uint64_t digits, uint32_t total) {
     accumulate = effective_accumulate(accumulate);
     if (accumulate == CUZK_MSM_ACCUMULATE_XYZZ) return false;
