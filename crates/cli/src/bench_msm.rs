@@ -145,7 +145,7 @@ pub fn run(a: MsmArgs) -> Result<()> {
     report.text(
         "ceiling: Fp multiply",
         format!(
-            "{:.2}e9 /s (381-bit Montgomery products, all SMs)",
+            "{:.2}e9 /s (381-bit Montgomery products in the MSM's form, all SMs)",
             fp_rate / 1e9
         ),
     );
@@ -153,6 +153,7 @@ pub fn run(a: MsmArgs) -> Result<()> {
     for (form, what) in [
         (gpu::MulForm::Folded, "folded product"),
         (gpu::MulForm::Square, "square"),
+        (gpu::MulForm::Chains, "carry-chain product"),
     ] {
         let r = gpu::ceiling_fp_mul_form(form)
             .with_context(|| format!("measuring the Fp {what} rate"))?;

@@ -23,6 +23,13 @@ struct FrModulus {
     static constexpr int N = 8;
     static constexpr uint32_t INV = 0xffffffffu;  // -p^-1 mod 2^32
     __device__ __forceinline__ static uint32_t p(int i) { return FR_P[i]; }
+    // p in 29-bit limbs, for mont_mul_ul (immediates: the indices are compile-time constants there).
+    static constexpr int UL_L = 9, UL_B = 29;
+    __device__ __forceinline__ static constexpr uint32_t ul_p(int j) {
+        constexpr uint32_t P29[9] = {0x00000001, 0x1ffffff8, 0x1f96ffbf, 0x1b4805ff, 0x1d80553b,
+                                     0x0c0404d0, 0x1520cce7, 0x0a6533af, 0x0073eda7};
+        return P29[j];
+    }
     // The field product (see mont.cuh for the forms and why this one).
     __device__ __forceinline__ static fr_t mul(const fr_t& a, const fr_t& b) { return mont_mul<FrModulus>(a, b); }
 };

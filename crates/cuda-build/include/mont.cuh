@@ -85,7 +85,7 @@ __device__ __forceinline__ typename M::T mont_sub(const typename M::T& a, const 
 // Montgomery product a * b * 2^(-32N) mod p: CIOS over 32-bit words. Each word product is one 64-bit multiply
 // (IMAD.WIDE.U32); its low and high halves are added in by four carry chains per row, the last one shifting t down a
 // word. Bounds: t < 2p at the top of each row, so t + a * b_i and t + m * p fit N + 1 words (p < 2^(32N - 1)).
-// Both fields' products use it (fr_mul, fp_mul). Against the plain C form over 64-bit intermediates it replaced (which
+// The scalar field's product (fr_mul); the base field's was this until mont_mul_ul below. Against the plain C form over 64-bit intermediates it replaced (which
 // nvcc lowers to IMAD.WIDE plus 64-bit adds, a serial chain through every word): 552 -> 464 SASS instructions per
 // scalar-field product, 19.6k -> 16.6k in the G1 bucket accumulation, whose time at 2^24 fell 242 -> 217 ms once its
 // registers were capped at 168 (uncapped it takes 220 and runs two blocks per SM: 290 ms; H200, 2026-12-01).
@@ -138,7 +138,7 @@ __device__ __forceinline__ typename M::T mont_mul(const typename M::T& a, const 
 // The same product with each word product's addend folded into the multiply: a_j * b_i + t_j and m * p_j + t_j are
 // single 64-bit multiply-adds (IMAD.WIDE.U32 cannot overflow with a 32-bit addend), leaving one carry chain per
 // half-row where mont_mul has two: fewer integer adds (the ALU pipe, which bounds the NTT), more moves. The NTT's
-// butterflies use it (62.1 against 63.5 ms at 2^27; ntt.cu, CUZK_NTT_MUL).
+// butterflies used it (62.1 against 63.5 ms at 2^27) until mont_mul_ul below (58.5 ms; ntt.cu, CUZK_NTT_MUL).
 template <class M>
 __device__ __forceinline__ typename M::T mont_mul_fold(const typename M::T& a, const typename M::T& b) {
     constexpr int N = M::N;
@@ -176,6 +176,88 @@ __device__ __forceinline__ typename M::T mont_mul_fold(const typename M::T& a, c
     typename M::T r;
 #pragma unroll
     for (int i = 0; i < N; i++) r.l[i] = t[i];
+    return mont_reduce_once<M>(r);
+}
+
+// The same product over unsaturated limbs: both operands are cut into L = M::UL_L limbs of B = M::UL_B bits (the
+// top one takes the rest), and each limb accumulates its word products whole in 64 bits (one IMAD.WIDE.U32 each, no
+// carries: a limb's position gathers at most 2L products below 2^(2B), 2L * 2^(2B) < 2^63). Row i adds a * b_i and
+// m_i * p, m_i = t_0 * (-p^-1) mod 2^B, then carries t_0's top bits into t_1 and shifts a limb down; the last row's
+// digit has 32N - B(L-1) bits (24 for fr, 20 for fp), so the digits clear exactly 32N bits and the result is mont_mul's,
+// bit for bit (R = 2^(32N), fully reduced) with no change of representation. The sum T ends below 2p * 2^(last digit)
+// and is packed back to N words from that bit. L^2 + L^2 word products against mont_mul's 2N^2 (162 against 128 for
+// fr), but about a quarter of its integer adds: 344 SASS instructions per fr product against 464 (fold: 496). Two
+// independent chains per thread on the H200 (2026-12-01): fr 47.7e9 products/s against 41.8e9 (mont_mul) and 45.3e9
+// (fold); fp 19.2e9 against 18.3e9 and 17.3e9. The wide multiply pipe bounds it, where the adds bound mont_mul, so
+// inside kernels with other integer work it gains more: 14-15 % on the G1 MSM as the base field's product (fp.cuh).
+// `m` goes through an empty asm so the compiler keeps it a 32-bit value: otherwise it widens m * p_j to a 64-bit
+// product and adds zero high words (about 100 extra instructions per fp product).
+template <class M>
+__device__ __forceinline__ void ul_split(const typename M::T& w, uint32_t (&x)[M::UL_L]) {
+    constexpr int N = M::N, L = M::UL_L, B = M::UL_B;
+    constexpr uint32_t MASK = (1u << B) - 1;
+#pragma unroll
+    for (int k = 0; k < L; k++) {
+        const int bit = B * k, wi = bit / 32, s = bit % 32;
+        const uint32_t hi = wi + 1 < N ? w.l[wi + 1] : 0;
+        const uint32_t v = s == 0 ? w.l[wi] : __funnelshift_r(w.l[wi], hi, s);
+        x[k] = k == L - 1 ? v : (v & MASK);
+    }
+}
+
+template <class M>
+__device__ __forceinline__ typename M::T mont_mul_ul(const typename M::T& av, const typename M::T& bv) {
+    constexpr int N = M::N, L = M::UL_L, B = M::UL_B, LAST = 32 * N - B * (L - 1);
+    static_assert(LAST > 0 && LAST <= B, "UL_L limbs of UL_B bits must cover the N words with a last digit of 1..B bits");
+    static_assert(B < 32 && 2 * L + 1 <= (1ull << (64 - 2 * B)), "2L products of 2B bits and a carry must fit 64 bits");
+    constexpr uint32_t MASK = (1u << B) - 1, LAST_MASK = (1u << LAST) - 1;
+    uint32_t a[L], b[L];
+    ul_split<M>(av, a);
+    ul_split<M>(bv, b);
+    uint64_t t[L];
+#pragma unroll
+    for (int i = 0; i < L; i++) {
+#pragma unroll
+        for (int j = 0; j < L; j++) {
+            // Limb L-1 was shifted in empty (and all are empty in row 0): a product, not a multiply-add.
+            if (i == 0 || j == L - 1)
+                t[j] = (uint64_t)a[j] * b[i];
+            else
+                t[j] += (uint64_t)a[j] * b[i];
+        }
+        uint32_t m = ((uint32_t)t[0] * M::INV) & (i == L - 1 ? LAST_MASK : MASK);
+        asm("" : "+r"(m));
+#pragma unroll
+        for (int j = 0; j < L; j++) t[j] += (uint64_t)m * M::ul_p(j);
+        if (i < L - 1) {
+            const uint64_t c = t[0] >> B;  // t_0's low B bits are 0 by the choice of m
+#pragma unroll
+            for (int j = 0; j < L - 1; j++) t[j] = t[j + 1];
+            t[0] += c;
+        }
+    }
+    // Normalise to B-bit limbs (the top one keeps the rest, 64 bits), then take N words from bit LAST.
+    uint32_t n[L - 1];
+#pragma unroll
+    for (int j = 0; j < L - 1; j++) {
+        t[j + 1] += t[j] >> B;
+        n[j] = (uint32_t)t[j] & MASK;
+    }
+    typename M::T r;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        const int base = 32 * i + LAST;
+        uint32_t acc = 0;
+#pragma unroll
+        for (int k = 0; k < L - 1; k++) {
+            const int lo = B * k - base;
+            if (lo >= 32 || lo + B <= 0) continue;
+            acc |= lo >= 0 ? (n[k] << lo) : (n[k] >> (-lo));
+        }
+        const int lo = B * (L - 1) - base;
+        if (lo < 32 && lo > -64) acc |= lo >= 0 ? (uint32_t)(t[L - 1] << lo) : (uint32_t)(t[L - 1] >> (-lo));
+        r.l[i] = acc;
+    }
     return mont_reduce_once<M>(r);
 }
 

@@ -77,6 +77,14 @@ pub struct Kernels {
     headers: Vec<PathBuf>,
 }
 
+/// Extra nvcc arguments from `CUZK_NVCC_FLAGS` (split at whitespace), for building a kernel variant to measure
+/// against the default (for example `-DCUZK_FP_MUL_UL`); empty when unset.
+fn extra_flags() -> Vec<String> {
+    env::var("CUZK_NVCC_FLAGS")
+        .map(|v| v.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
 impl Kernels {
     /// Kernels compiled into the static library `lib`.
     pub fn new(lib: &str) -> Self {
@@ -85,6 +93,7 @@ impl Kernels {
         println!("cargo:rerun-if-env-changed=CUDA_PATH");
         println!("cargo:rerun-if-env-changed=CUDA_HOME");
         println!("cargo:rerun-if-env-changed=CUZK_SKIP_CUDA");
+        println!("cargo:rerun-if-env-changed=CUZK_NVCC_FLAGS");
         Self {
             lib: lib.into(),
             sources: Vec::new(),
@@ -139,6 +148,7 @@ impl Kernels {
             );
             let status = Command::new(&nvcc)
                 .args(NVCC_FLAGS)
+                .args(extra_flags())
                 .arg("-I")
                 .arg(include_dir())
                 .arg("-c")

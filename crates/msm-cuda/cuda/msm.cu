@@ -1092,6 +1092,9 @@ __global__ void field_test_kernel(int op, const typename F::T* a, const typename
         case 2: out[i] = F::mul(a[i], b[i]); break;
         case 3: out[i] = F::sqr(a[i]); break;
         case 4: out[i] = F::neg(a[i]); break;
+        case 6:
+            if constexpr (std::is_same<F, Fp>::value) out[i] = mont_mul<FpModulus>(a[i], b[i]);
+            break;
         default: out[i] = F::inv(a[i]); break;
     }
 }
@@ -1113,8 +1116,8 @@ __global__ void curve_test_kernel(int op, const affine_t<F>* a, const affine_t<F
     out[i] = xyzz_to_jacobian(r);
 }
 
-// A dependent chain of base-field products per thread: form 0 the field's product (mont_mul), 1 the folded form
-// (mont_mul_fold), 2 squares (mont_sqr).
+// A dependent chain of base-field products per thread: form 0 the field's product (mont_mul_ul), 1 the folded form
+// (mont_mul_fold), 2 squares (mont_sqr), 3 the carry-chain product (mont_mul).
 template <int FORM>
 __global__ void fp_mul_chain_kernel(fp_t* out, uint32_t seed, int iters) {
     fp_t x = fp_one(), y = fp_one();
@@ -1124,6 +1127,7 @@ __global__ void fp_mul_chain_kernel(fp_t* out, uint32_t seed, int iters) {
         if (FORM == 0) x = fp_mul(x, y);
         if (FORM == 1) x = mont_mul_fold<FpModulus>(x, y);
         if (FORM == 2) x = fp_sqr(x);
+        if (FORM == 3) x = mont_mul<FpModulus>(x, y);
     }
     if (fp_is_zero(x)) out[0] = x;  // keeps the chain alive; practically never taken
 }
@@ -1297,6 +1301,7 @@ cuzk_status cuzk_msm_gather_selected(const void* src, size_t n, const uint64_t* 
 
 cuzk_status cuzk_field_test(int field, int op, const void* a, const void* b, void* out, size_t n) {
     if (n == 0) return status_ok();
+    if (op == 6 && field != 1) return status_msg(1, "the carry-chain product test is defined for Fp only");
     return field == 1 ? field_test<Fp>(op, a, b, out, n) : field_test<Fp2>(op, a, b, out, n);
 }
 
@@ -1306,7 +1311,7 @@ cuzk_status cuzk_curve_test(int curve, int op, const void* a, const void* b, voi
 }
 
 cuzk_status cuzk_ceiling_fp_mul(int form, double* muls_per_second) {
-    if (form < 0 || form > 2) return status_msg(1, "unknown product form");
+    if (form < 0 || form > 3) return status_msg(1, "unknown product form");
     int sms = 0;
     CUZK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     fp_t* out = nullptr;
@@ -1317,6 +1322,7 @@ cuzk_status cuzk_ceiling_fp_mul(int form, double* muls_per_second) {
         if (form == 0) fp_mul_chain_kernel<0><<<blocks, threads>>>(out, seed, n);
         if (form == 1) fp_mul_chain_kernel<1><<<blocks, threads>>>(out, seed, n);
         if (form == 2) fp_mul_chain_kernel<2><<<blocks, threads>>>(out, seed, n);
+        if (form == 3) fp_mul_chain_kernel<3><<<blocks, threads>>>(out, seed, n);
     };
     launch(1, 64);  // warm-up
     float ms = 0;

@@ -72,7 +72,7 @@ cuzk_status cuzk_msm_gather_selected(const void* src, size_t n, const uint64_t* 
                                      void* out);
 
 /* Field arithmetic for tests, on host arrays of n elements: field 1 = Fp (48 bytes), 2 = Fp2 (96 bytes).
- * op: 0 add, 1 sub, 2 mul, 3 square(a), 4 neg(a), 5 inverse(a). */
+ * op: 0 add, 1 sub, 2 mul, 3 square(a), 4 neg(a), 5 inverse(a), 6 mul by the carry-chain product (Fp only). */
 cuzk_status cuzk_field_test(int field, int op, const void* a, const void* b, void* out, size_t n);
 
 /* Curve arithmetic for tests, on host arrays of n affine points a and b, results as Jacobian points:
@@ -81,7 +81,8 @@ cuzk_status cuzk_field_test(int field, int op, const void* a, const void* b, voi
 cuzk_status cuzk_curve_test(int curve, int op, const void* a, const void* b, void* out, size_t n);
 
 /* Base-field multiplications per second on this card (a dependent chain per thread, all SMs busy). form: 0 the
- * field's product (the MSM's), 1 the folded product (addends inside the multiply-adds, as the NTT's), 2 squares. */
+ * field's product (the MSM's, unsaturated limbs), 1 the folded product (addends inside the multiply-adds), 2 squares,
+ * 3 the carry-chain product. */
 cuzk_status cuzk_ceiling_fp_mul(int form, double* muls_per_second);
 
 #ifdef __cplusplus

@@ -446,7 +446,7 @@ mod imp {
     pub fn ceiling_fp_mul(form: MulForm) -> Result<f64> {
         device()?;
         let mut r = 0.0;
-        // SAFETY: out-parameter; the form is one of the three the C side knows.
+        // SAFETY: out-parameter; the form is one of the four the C side knows.
         check(unsafe { ffi::cuzk_ceiling_fp_mul(form as i32, &mut r) })?;
         Ok(r)
     }
@@ -773,6 +773,9 @@ pub enum FieldOp {
     Neg = 4,
     /// a⁻¹ (0 maps to 0)
     Inverse = 5,
+    /// a * b by `mont_mul`, the carry-chain product, which `Mul` (`mont_mul_ul`) replaced (Fp only: Fp2 answers with
+    /// an error)
+    MulChains = 6,
 }
 
 /// The elementwise test entry points take two inputs of one length.
@@ -868,12 +871,15 @@ pub fn ceiling_fp_mul() -> Result<f64> {
 /// A form of the base-field product, for measuring which the card runs fastest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MulForm {
-    /// The field's product (the MSM's): CIOS with separate carry chains for the low and high halves.
+    /// The field's product (the MSM's): unsaturated 28-bit limbs accumulated whole in 64 bits (`mont_mul_ul`).
     Field = 0,
     /// The folded product: each row's addends inside the 64-bit multiply-adds (the NTT's form).
     Folded = 1,
     /// Squares.
     Square = 2,
+    /// The carry-chain product (`mont_mul`: CIOS with separate carry chains for the low and high halves), the
+    /// field's until the unsaturated form replaced it.
+    Chains = 3,
 }
 
 /// Base-field products (or squares) per second on this card in the given form: a dependent chain per thread, all

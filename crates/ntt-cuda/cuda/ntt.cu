@@ -80,10 +80,20 @@ struct PassShape {
     uint32_t s0, k, low_bits, log_glow, log_ghigh;
 };
 
+// The butterflies' product (mont.cuh has the three forms; all give the same bits).
+enum class MulForm { Chains, Fold, Unsaturated };
+
+template <MulForm F>
+__device__ __forceinline__ fr_t form_mul(const fr_t& x, const fr_t& y) {
+    if (F == MulForm::Fold) return mont_mul_fold<FrModulus>(x, y);
+    if (F == MulForm::Unsaturated) return mont_mul_ul<FrModulus>(x, y);
+    return mont_mul<FrModulus>(x, y);
+}
+
 // DIF butterfly (u, v) -> (u + v, (u - v) w); DIT (u, v) -> (u + v w, u - v w).
-template <bool DIT, bool FOLD = false>
+template <bool DIT, MulForm F>
 __device__ __forceinline__ void butterfly(fr_t& u, fr_t& v, const fr_t& w) {
-    auto mul = [](const fr_t& x, const fr_t& y) { return FOLD ? mont_mul_fold<FrModulus>(x, y) : fr_mul(x, y); };
+    auto mul = [](const fr_t& x, const fr_t& y) { return form_mul<F>(x, y); };
     if (DIT) {
         const fr_t t = mul(v, w);
         v = fr_sub(u, t);
@@ -111,7 +121,7 @@ __device__ __forceinline__ void butterfly_unit(fr_t& u, fr_t& v) {
 // domain's table (e < n/2) at the start of each round, so the second stage's loads wait behind the first's work.
 constexpr uint32_t PASS_MAX_THREADS = 256;
 
-template <bool DIT, bool FOLD>
+template <bool DIT, MulForm FORM>
 __global__ void __launch_bounds__(PASS_MAX_THREADS, 3)
     ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw) {
     extern __shared__ fr_t smem[];
@@ -147,25 +157,25 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, 3)
             if (DIT) {
                 // Low bit first: (x0, x1), (x2, x3) at stage s; then the high bit: (x0, x2), (x1, x3) at s + 1.
                 const fr_t wa = twiddle(l0, s), wb = twiddle(l2, s), wc = twiddle(l0, s + 1), wd = twiddle(l1, s + 1);
-                butterfly<true, FOLD>(x0, x1, wa);
-                butterfly<true, FOLD>(x2, x3, wb);
-                butterfly<true, FOLD>(x0, x2, wc);
-                butterfly<true, FOLD>(x1, x3, wd);
+                butterfly<true, FORM>(x0, x1, wa);
+                butterfly<true, FORM>(x2, x3, wb);
+                butterfly<true, FORM>(x0, x2, wc);
+                butterfly<true, FORM>(x1, x3, wd);
             } else {
                 // DIF's last stage (log_n - 1) has only the twiddle 1, the same for every thread of the launch: the
                 // branch never diverges. (DIT's first stage has the same property, but skipping its products there
                 // raised the kernel's spills from 16 to 64 bytes and made H 0.5 % slower; H200, 2026-12-01.)
                 // High bit first: (x0, x2), (x1, x3) at stage s; then the low bit: (x0, x1), (x2, x3) at s + 1.
                 const fr_t wa = twiddle(l0, s), wb = twiddle(l1, s);
-                butterfly<false, FOLD>(x0, x2, wa);
-                butterfly<false, FOLD>(x1, x3, wb);
+                butterfly<false, FORM>(x0, x2, wa);
+                butterfly<false, FORM>(x1, x3, wb);
                 if (s + 2 == log_n) {
                     butterfly_unit(x0, x1);
                     butterfly_unit(x2, x3);
                 } else {
                     const fr_t wc = twiddle(l0, s + 1), wd = twiddle(l2, s + 1);
-                    butterfly<false, FOLD>(x0, x1, wc);
-                    butterfly<false, FOLD>(x2, x3, wd);
+                    butterfly<false, FORM>(x0, x1, wc);
+                    butterfly<false, FORM>(x2, x3, wd);
                 }
             }
             smem[l0] = x0;
@@ -185,7 +195,7 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, 3)
             if (!DIT && s + 1 == log_n) {
                 butterfly_unit(u, v);
             } else {
-                butterfly<DIT, FOLD>(u, v, twiddle(l1, s));
+                butterfly<DIT, FORM>(u, v, twiddle(l1, s));
             }
             smem[l1] = u;
             smem[l2] = v;
@@ -207,14 +217,27 @@ uint32_t pass_threads() {
     return threads;
 }
 
-// Butterflies multiply with mont_mul_fold, which ran the 2^27 forward NTT in 62.1 ms against 63.5 ms for mont_mul
-// (H200, 2026-12-01, same binary). CUZK_NTT_MUL=chains selects mont_mul: an A/B switch for the next revision.
-bool fold_mul() {
-    static const bool fold = [] {
+// Butterflies multiply with mont_mul_ul, the unsaturated-limb product: the 2^27 forward NTT in 58.45 ms against 60.64 ms
+// with mont_mul_fold and 63.44 ms with mont_mul, H 2^27 436.7 against 455.4 and 468.5 ms (H200, 2026-12-01, same
+// binary, two interleaved rounds). CUZK_NTT_MUL=chains|fold|ul picks the form: an A/B switch between revisions.
+MulForm mul_form() {
+    static const MulForm form = [] {
         const char* v = getenv("CUZK_NTT_MUL");
-        return !(v && std::string(v) == "chains");
+        const std::string s = v ? v : "";
+        if (s == "chains") return MulForm::Chains;
+        if (s == "fold") return MulForm::Fold;
+        return MulForm::Unsaturated;
     }();
-    return fold;
+    return form;
+}
+
+template <MulForm F>
+void launch_pass(bool dit, dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data, uint32_t log_n,
+                 const PassShape& ps, const fr_t* tw) {
+    if (dit)
+        ntt_pass<true, F><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+    else
+        ntt_pass<false, F><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
 }
 
 // All DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) stages, in passes.
@@ -237,16 +260,10 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
         uint32_t threads = std::max(1u, std::min(pass_threads(), (1u << log_e) / 4));
         dim3 grid(1u << (log_n - log_e), batch);
         size_t shmem = sizeof(fr_t) << log_e;
-        if (fold_mul()) {
-            if (dit)
-                ntt_pass<true, true><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
-            else
-                ntt_pass<false, true><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
-        } else {
-            if (dit)
-                ntt_pass<true, false><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
-            else
-                ntt_pass<false, false><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+        switch (mul_form()) {
+            case MulForm::Chains: launch_pass<MulForm::Chains>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
+            case MulForm::Fold: launch_pass<MulForm::Fold>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
+            default: launch_pass<MulForm::Unsaturated>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
         }
         CUZK_TRY_LAUNCH("ntt_pass");
         done += ps.k;
@@ -428,6 +445,7 @@ __global__ void fr_test_kernel(int op, const fr_t* a, const fr_t* b, fr_t* out, 
         case 4: out[i] = fr_inv(a[i]); break;
         case 5: out[i] = fr_pow(a[i], b[i].l); break;
         case 7: out[i] = mont_mul_fold<FrModulus>(a[i], b[i]); break;
+        case 8: out[i] = mont_mul_ul<FrModulus>(a[i], b[i]); break;
         default: out[i] = fr_neg(a[i]); break;
     }
 }

@@ -68,7 +68,8 @@ cuzk_status cuzk_spmv(const uint32_t* row_ptr, const uint32_t* cols, const uint3
                       size_t out_len, void* stream);
 
 /* Elementwise scalar-field operations for tests: out[i] = op(a[i], b[i]) on host arrays of n scalars.
- * op: 0 add, 1 sub, 2 mul, 3 square(a), 4 inverse(a), 5 a^e with e = b's raw little-endian words, 6 neg(a). */
+ * op: 0 add, 1 sub, 2 mul, 3 square(a), 4 inverse(a), 5 a^e with e = b's raw little-endian words, 6 neg(a),
+ * 7 mul by the folded product, 8 mul by the unsaturated-limb product. */
 cuzk_status cuzk_fr_test(int op, const void* a, const void* b, void* out, size_t n);
 
 /* Ceilings of this card, measured by simple kernels: device-to-device copy bandwidth (bytes read + written per

@@ -1132,8 +1132,10 @@ pub enum FrOp {
     Pow = 5,
     /// -a
     Neg = 6,
-    /// a * b by `mont_mul_fold`, the product the NTT's butterflies use (`Mul` is `mont_mul`, used everywhere else)
+    /// a * b by `mont_mul_fold` (`CUZK_NTT_MUL=fold` in the butterflies; `Mul` is `mont_mul`, used everywhere else)
     MulFold = 7,
+    /// a * b by `mont_mul_ul`, the unsaturated-limb product the NTT's butterflies use
+    MulUnsaturated = 8,
 }
 
 /// Runs `op` elementwise on the device.
