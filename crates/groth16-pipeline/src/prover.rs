@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use blstrs::{G1Affine, G2Affine, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve};
-use msm_cuda::gpu::{DeviceBases, GpuScalars, MsmOptions, MsmScratch};
+use msm_cuda::gpu::{Accumulation, DeviceBases, GpuScalars, MsmOptions, MsmScratch};
 use msm_cuda::Selection;
 use r1cs_synth::{CompiledShape, Density, ProvingAssignment};
 use rand_core::RngCore;
@@ -213,14 +213,49 @@ pub struct ProofTimings {
     pub msm_b_g2: Duration,
     /// Combining the MSMs with α, β, δ, r and s.
     pub assembly: Duration,
+    /// What the GPU MSMs chose (none where an MSM ran on the CPU).
+    pub msm_choices: MsmChoices,
+}
+
+/// The window and the bucket summation one GPU MSM ran with (for A and B_G1, their aux part, the large one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsmChoice {
+    /// Bits per signed digit.
+    pub window: u32,
+    /// How the buckets were summed.
+    pub accumulation: Accumulation,
+    /// Batch-affine rounds (0 with XYZZ).
+    pub affine_rounds: u32,
+}
+
+/// Where the GPU MSM calls leave their [`MsmChoice`] while the timing closures hold the proof's timings.
+#[derive(Default)]
+struct NotedChoices {
+    h: Cell<Option<MsmChoice>>,
+    l: Cell<Option<MsmChoice>>,
+    a: Cell<Option<MsmChoice>>,
+    b_g1: Cell<Option<MsmChoice>>,
+}
+
+/// [`MsmChoice`] of each G1 MSM of a proof.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MsmChoices {
+    /// The H MSM.
+    pub h: Option<MsmChoice>,
+    /// The L MSM.
+    pub l: Option<MsmChoice>,
+    /// The A MSM's aux part.
+    pub a: Option<MsmChoice>,
+    /// The B_G1 MSM's aux part.
+    pub b_g1: Option<MsmChoice>,
 }
 
 impl ProofTimings {
-    /// The phases as `key=value` pairs (milliseconds with three decimals, backends by name), in proving order: the
-    /// body of a `CUZK_TIMING` line.
+    /// The phases as `key=value` pairs (milliseconds with three decimals, backends by name), in proving order, then
+    /// each GPU MSM's window, accumulation and batch-affine rounds: the body of a `CUZK_TIMING` line.
     pub fn key_values(&self) -> Vec<(&'static str, String)> {
         let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1e3);
-        vec![
+        let mut kv = vec![
             ("h_backend", self.h_backend.to_string()),
             ("msm_backend", self.msm_backend.to_string()),
             ("upload_ms", ms(self.upload)),
@@ -233,7 +268,37 @@ impl ProofTimings {
             ("msm_b_g2_ms", ms(self.msm_b_g2)),
             ("assembly_ms", ms(self.assembly)),
             ("prove_ms", ms(self.total())),
-        ]
+        ];
+        let c = &self.msm_choices;
+        for (keys, choice) in [
+            (
+                ["msm_h_window", "msm_h_accumulation", "msm_h_affine_rounds"],
+                c.h,
+            ),
+            (
+                ["msm_l_window", "msm_l_accumulation", "msm_l_affine_rounds"],
+                c.l,
+            ),
+            (
+                ["msm_a_window", "msm_a_accumulation", "msm_a_affine_rounds"],
+                c.a,
+            ),
+            (
+                [
+                    "msm_b_g1_window",
+                    "msm_b_g1_accumulation",
+                    "msm_b_g1_affine_rounds",
+                ],
+                c.b_g1,
+            ),
+        ] {
+            if let Some(m) = choice {
+                kv.push((keys[0], m.window.to_string()));
+                kv.push((keys[1], m.accumulation.name().to_string()));
+                kv.push((keys[2], m.affine_rounds.to_string()));
+            }
+        }
+        kv
     }
 
     /// The sum of the phases.
@@ -589,10 +654,26 @@ fn on_gpu<A: msm_cuda::gpu::GpuCurve>(
     scalars: GpuScalars<'_>,
     what: &'static str,
 ) -> Result<A::Projective> {
-    bases
+    on_gpu_noted(bases, offset, scalars, what, &Cell::new(None))
+}
+
+/// [`on_gpu`], keeping the MSM's window and accumulation in `note`.
+fn on_gpu_noted<A: msm_cuda::gpu::GpuCurve>(
+    bases: &DeviceBases<A>,
+    offset: usize,
+    scalars: GpuScalars<'_>,
+    what: &'static str,
+    note: &Cell<Option<MsmChoice>>,
+) -> Result<A::Projective> {
+    let (p, stats) = bases
         .msm(offset, scalars, &MsmOptions::default())
-        .map(|(p, _)| p)
-        .map_err(msm_err(what))
+        .map_err(msm_err(what))?;
+    note.set(Some(MsmChoice {
+        window: stats.window,
+        accumulation: stats.accumulation,
+        affine_rounds: stats.affine_rounds,
+    }));
+    Ok(p)
 }
 
 /// Creates what the GPU stages keep per process (the domain's twiddles on the device, the pinned staging chunks)
@@ -672,6 +753,7 @@ pub(crate) fn prove_checked(
     };
     // Host-to-device time of a, b, c and the MSM scalars (part of the phases that do it).
     let upload = Cell::new(Duration::ZERO);
+    let noted = NotedChoices::default();
     t.h_backend = h_backend.name();
     t.msm_backend = msm.name();
     // B_G1 and B_G2 take the same density-selected scalars: gather them once, on the host only when a CPU stage
@@ -731,12 +813,18 @@ pub(crate) fn prove_checked(
             })?,
         };
         let h_msm = timed(&mut t.msm_h, || match &h {
-            HValues::Device(d) => on_gpu(&gp().h, 0, GpuScalars::Device(d, params.h.len()), "H"),
+            HValues::Device(d) => on_gpu_noted(
+                &gp().h,
+                0,
+                GpuScalars::Device(d, params.h.len()),
+                "H",
+                &noted.h,
+            ),
             HValues::Host(h) => dual(
                 msm,
                 "H MSM",
                 || msm_cuda::msm_g1(&params.h, h).map_err(msm_err("H")),
-                || on_gpu(&gp().h, 0, GpuScalars::Host(h), "H"),
+                || on_gpu_noted(&gp().h, 0, GpuScalars::Host(h), "H", &noted.h),
             ),
         })?;
         drop(h);
@@ -752,7 +840,7 @@ pub(crate) fn prove_checked(
                         aux_device = Some(Uploaded::new(&aux, "L", &upload)?);
                     }
                     let up = aux_device.as_ref().expect("set above");
-                    on_gpu(&gp().l, 0, up.scalars(), "L")
+                    on_gpu_noted(&gp().l, 0, up.scalars(), "L", &noted.l)
                 },
             )
         })?;
@@ -780,14 +868,14 @@ pub(crate) fn prove_checked(
                         Some(Uploaded::Device(d, len)) => {
                             let picked =
                                 gather_on_device(d, *len, &a_aux_density, n_a_aux, "A aux")?;
-                            on_gpu(&gp().a, n_in, picked.scalars(), "A aux")?
+                            on_gpu_noted(&gp().a, n_in, picked.scalars(), "A aux", &noted.a)?
                         }
                         _ => {
                             let picked = selection(&a_aux_density)
                                 .gather(&aux, n_a_aux)
                                 .map_err(msm_err("A aux"))?;
                             let scalars = Uploaded::new(&picked, "A aux", &upload)?;
-                            on_gpu(&gp().a, n_in, scalars.scalars(), "A aux")?
+                            on_gpu_noted(&gp().a, n_in, scalars.scalars(), "A aux", &noted.a)?
                         }
                     };
                     Ok(a_in + a_aux)
@@ -816,7 +904,7 @@ pub(crate) fn prove_checked(
                         }
                         _ => Uploaded::new(host_b_aux()?, "B aux", &upload)?,
                     });
-                    let w = on_gpu(&gp().b_g1, b_in, up.scalars(), "B_G1 aux")?;
+                    let w = on_gpu_noted(&gp().b_g1, b_in, up.scalars(), "B_G1 aux", &noted.b_g1)?;
                     Ok(x + w)
                 },
             )
@@ -845,6 +933,12 @@ pub(crate) fn prove_checked(
         };
 
         t.upload = upload.get();
+        t.msm_choices = MsmChoices {
+            h: noted.h.get(),
+            l: noted.l.get(),
+            a: noted.a.get(),
+            b_g1: noted.b_g1.get(),
+        };
         let proof = timed(&mut t.assembly, || {
             let vk = &params.vk;
             let g_a = vk.alpha_g1.to_curve() + a_msm + vk.delta_g1 * r;

@@ -69,6 +69,11 @@ fn gpu_proofs_equal_cpu_proofs_and_verify() {
             prove_one_with_randomness(params, synth(), r, s, &opts(Backend::Cpu, Backend::Cpu))
                 .unwrap();
         assert_eq!((tc.h_backend, tc.msm_backend), ("cpu", "cpu"));
+        assert_eq!(
+            tc.msm_choices,
+            Default::default(),
+            "CPU MSMs note no GPU choice"
+        );
         let pvk = prepare_verifying_key(&params.vk);
         // Every GPU combination, h staying on the device when both run there.
         for (h, m) in [
@@ -78,6 +83,32 @@ fn gpu_proofs_equal_cpu_proofs_and_verify() {
         ] {
             let (gpu, tg) = prove_one_with_randomness(params, synth(), r, s, &opts(h, m)).unwrap();
             assert_ne!((tg.h_backend, tg.msm_backend), ("cpu", "cpu"));
+            // The GPU MSMs' windows reach the timings (and CUZK_TIMING lines); CPU MSMs leave none.
+            let c = tg.msm_choices;
+            if m == Backend::Gpu {
+                for (name, choice) in [("H", c.h), ("L", c.l), ("A", c.a), ("B_G1", c.b_g1)] {
+                    assert!(choice.is_some(), "case {i}: no GPU choice noted for {name}");
+                }
+                // H's scalars are the quotient's coefficients, full-width, so Pippenger runs with a real window.
+                let h_choice = c.h.expect("checked above");
+                assert!(
+                    (1..=24).contains(&h_choice.window),
+                    "case {i}: H window {}",
+                    h_choice.window
+                );
+                let kv = tg.key_values();
+                assert!(
+                    kv.iter()
+                        .any(|(k, v)| *k == "msm_h_window" && v.parse::<u32>().is_ok()),
+                    "{kv:?}"
+                );
+            } else {
+                assert_eq!(
+                    c,
+                    Default::default(),
+                    "case {i}: CPU MSMs note no GPU choice"
+                );
+            }
             assert_eq!(
                 cpu.to_bytes(),
                 gpu.to_bytes(),
