@@ -455,6 +455,20 @@ __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ d
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) dst[i] = src[i];
 }
 
+// Two independent chains of scalar-field products per thread, in form F (the butterflies' product).
+template <MulForm F>
+__global__ void fr_mul_chain_kernel(fr_t* out, uint32_t seed, int iters) {
+    fr_t x = fr_one(), z = fr_one(), y = fr_one();
+    x.l[0] ^= seed + threadIdx.x;
+    z.l[1] ^= seed * 3 + threadIdx.x;
+    y.l[2] ^= blockIdx.x;
+    for (int i = 0; i < iters; i++) {
+        x = form_mul<F>(x, y);
+        z = form_mul<F>(z, y);
+    }
+    if (fr_is_zero(x) || fr_is_zero(z)) out[0] = x;  // keeps the chains alive; practically never taken
+}
+
 // 8 independent chains of mad.lo.u32 per thread, 1024 rounds: 8192 IMADs per thread. The multiplier and addend come
 // from the launch so nothing folds at compile time; volatile asm keeps every instruction.
 __global__ void imad_kernel(uint32_t* out, uint32_t seed, uint32_t mul, uint32_t add) {
@@ -745,6 +759,33 @@ cuzk_status cuzk_ceiling_imad(double* imad_per_second) {
         },
         &ms));
     *imad_per_second = (double)blocks * threads * 8 * 1024 * reps / (ms * 1e-3);
+    cudaFree(out);
+    return status_ok();
+}
+
+cuzk_status cuzk_ceiling_fr_mul(double* muls_per_second) {
+    int sms = 0;
+    CUZK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    fr_t* out = nullptr;
+    CUZK_TRY(cudaMalloc(&out, sizeof(fr_t)));
+    const uint32_t blocks = sms * 8, threads = 256;
+    const int iters = 2048;
+    auto launch = [&](uint32_t seed, int n) {
+        switch (mul_form()) {
+            case MulForm::Chains: fr_mul_chain_kernel<MulForm::Chains><<<blocks, threads>>>(out, seed, n); break;
+            case MulForm::Fold: fr_mul_chain_kernel<MulForm::Fold><<<blocks, threads>>>(out, seed, n); break;
+            default: fr_mul_chain_kernel<MulForm::Unsaturated><<<blocks, threads>>>(out, seed, n);
+        }
+    };
+    launch(1, 64);  // warm-up
+    float ms = 0;
+    CUZK_CHECK(time_on_device(
+        [&] {
+            launch(2, iters);
+            return status_from(cudaGetLastError(), "fr_mul_chain_kernel");
+        },
+        &ms));
+    *muls_per_second = 2.0 * blocks * threads * iters / (ms * 1e-3);
     cudaFree(out);
     return status_ok();
 }

@@ -77,6 +77,10 @@ cuzk_status cuzk_fr_test(int op, const void* a, const void* b, void* out, size_t
 cuzk_status cuzk_ceiling_copy(size_t bytes, uint32_t iterations, double* bytes_per_second);
 cuzk_status cuzk_ceiling_imad(double* imad_per_second);
 
+/* Scalar-field products per second in the form the NTT's butterflies use (CUZK_NTT_MUL): two independent dependent
+ * chains per thread, all SMs busy. */
+cuzk_status cuzk_ceiling_fr_mul(double* muls_per_second);
+
 /* Times `iterations` forward NTTs (natural in, natural out) of the 2^log_n scalars at `data` with CUDA events;
  * writes the median milliseconds. */
 cuzk_status cuzk_time_ntt(const cuzk_ntt_domain* domain, void* data, uint32_t iterations, double* median_ms);

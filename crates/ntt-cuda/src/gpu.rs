@@ -730,6 +730,14 @@ mod imp {
         check(unsafe { ffi::cuzk_ceiling_imad(&mut imad) })?;
         Ok((bw, imad))
     }
+
+    pub fn ceiling_fr_mul() -> Result<f64> {
+        device()?;
+        let mut r = 0.0;
+        // SAFETY: out-parameter.
+        check(unsafe { ffi::cuzk_ceiling_fr_mul(&mut r) })?;
+        Ok(r)
+    }
 }
 
 #[cfg(not(has_cuda))]
@@ -962,6 +970,10 @@ mod imp {
     pub fn ceilings(_copy_bytes: usize) -> Result<(f64, f64)> {
         none()
     }
+
+    pub fn ceiling_fr_mul() -> Result<f64> {
+        none()
+    }
 }
 
 pub use imp::{
@@ -1164,6 +1176,15 @@ pub fn fr_elementwise(op: FrOp, a: &[Scalar], b: &[Scalar]) -> Result<Vec<Scalar
 /// [`Error::NoDevice`] or a CUDA error.
 pub fn ceilings(copy_bytes: usize) -> Result<(f64, f64)> {
     imp::ceilings(copy_bytes)
+}
+
+/// Scalar-field products per second on this card in the form the NTT's butterflies use (`CUZK_NTT_MUL`, default the
+/// unsaturated-limb product): two independent chains per thread, all SMs busy. The NTT's multiply floor.
+///
+/// # Errors
+/// [`Error::NoDevice`] or a CUDA error.
+pub fn ceiling_fr_mul() -> Result<f64> {
+    imp::ceiling_fr_mul()
 }
 
 /// The H polynomial on the GPU from host a, b, c (pageable or pinned): uploads on three streams overlap the first transforms.
