@@ -873,7 +873,7 @@ pub fn ceiling_fp_mul() -> Result<f64> {
 pub enum MulForm {
     /// The field's product (the MSM's): unsaturated 28-bit limbs accumulated whole in 64 bits (`mont_mul_ul`).
     Field = 0,
-    /// The folded product: each row's addends inside the 64-bit multiply-adds (the NTT's form).
+    /// The folded product: each row's addends inside the 64-bit multiply-adds (the NTT's butterflies used it before `mont_mul_ul`).
     Folded = 1,
     /// Squares.
     Square = 2,
