@@ -154,6 +154,7 @@ pub fn run(a: MsmArgs) -> Result<()> {
         (gpu::MulForm::Folded, "folded product"),
         (gpu::MulForm::Square, "square"),
         (gpu::MulForm::Chains, "carry-chain product"),
+        (gpu::MulForm::Float64, "FP64 product"),
     ] {
         let r = gpu::ceiling_fp_mul_form(form)
             .with_context(|| format!("measuring the Fp {what} rate"))?;

@@ -31,12 +31,24 @@ struct FpModulus {
                                       0x0f38512b, 0x04774b84, 0x04bacd76, 0x0ba7b643, 0x0e69a4b1, 0x01ea397f, 0x0001a011};
         return P28[j];
     }
+    // p in 52-bit limbs and -p^-1 mod 2^52 and mod 2^20 (the last digit), for mont_mul_f64.
+    static constexpr int F64_L = 8;
+    static constexpr unsigned long long F64_INV = 0x3fffcfffcfffdull, F64_INV_LAST = 0xcfffdull;
+    __device__ __forceinline__ static constexpr unsigned long long f64_p(int j) {
+        constexpr unsigned long long P52[8] = {0xeffffffffaaabull, 0xfeb153ffffb9full, 0x6b0f6241eabffull,
+                                               0x12bf6730d2a0full, 0x764774b84f385ull, 0x1ba7b6434bacdull,
+                                               0x1ea397fe69a4bull, 0x1a011ull};
+        return P52[j];
+    }
     // The field product: the unsaturated-limb form (mont.cuh), which took the G1 MSM 2^26 random from 655.9 to 562.1 ms
     // and 2^24 from 177.7 to 150.4 ms against mont_mul (H200, 2026-12-01, same call). A build with
-    // -DCUZK_FP_MUL_CHAINS (through CUZK_NVCC_FLAGS) takes mont_mul again, for measuring the two against each other.
+    // -DCUZK_FP_MUL_CHAINS (through CUZK_NVCC_FLAGS) takes mont_mul again, for measuring the two against each other;
+    // -DCUZK_FP_MUL_F64 the FP64 product (mont_mul_f64: 21.9e9 products/s alone against 19.7e9).
     __device__ __forceinline__ static fp_t mul(const fp_t& a, const fp_t& b) {
-#ifdef CUZK_FP_MUL_CHAINS
+#if defined(CUZK_FP_MUL_CHAINS)
         return mont_mul<FpModulus>(a, b);
+#elif defined(CUZK_FP_MUL_F64)
+        return mont_mul_f64<FpModulus>(a, b);
 #else
         return mont_mul_ul<FpModulus>(a, b);
 #endif

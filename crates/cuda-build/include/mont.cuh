@@ -261,6 +261,118 @@ __device__ __forceinline__ typename M::T mont_mul_ul(const typename M::T& av, co
     return mont_reduce_once<M>(r);
 }
 
+// The same product on the FP64 pipe, which the integer forms leave idle (on the H200 the wide integer multiplies run
+// only on the fmaheavy half of the FMA pipe, 87 % busy in mont_mul_ul's throughput kernel, FP64 0 %; ncu,
+// 2026-12-01). Operands are cut into L = M::F64_L limbs of 52 bits held exactly in doubles (the last limb takes the
+// rest). Each limb product splits exactly into 52-bit halves with two fused multiply-adds (f64_mul_acc), which go
+// into 64-bit integer columns, so no carries are propagated until the end. Montgomery rows as in mont_mul_ul: digit i
+// has 52 bits (the last 32N - 52(L-1): 48 for fr, 20 for fp), m_i = (t_0 * -p^-1) mod 2^w from the same kind of split
+// (a multiply-add rounded down onto multiples of 2^w, C = 2^(52+w)); R stays 2^(32N) and the result is mont_mul's, bit
+// for bit. Columns stay below 2^57, T = (ab + Mp) / R below 2p: one conditional subtraction. Modelled first in Python
+// against Python integers (fr and fp, 3,000 random pairs and 0, 1, p-1, p-2, the float64 roundings emulated exactly).
+// As measured (H200, 2026-12-01, the first version with four FP64 operations per limb product): fr 45.5e9 products/s
+// against mont_mul_ul's 47.7e9, both forms at once (one chain each per thread) 49.2e9; fp 19.0e9 against 19.7e9; in
+// the NTT's butterflies slower than mont_mul_ul alone (more registers, spills). Kept as an A/B form (CUZK_NTT_MUL=f64|
+// hybrid, msm-cuda's MulForm::Float64), not the default.
+__host__ __device__ constexpr double f64_pow2(int e) {
+    double r = 1.0;
+    for (int i = 0; i < e; i++) r *= 2.0;
+    return r;
+}
+
+// An integer below 2^52 (low word, high 20 bits) as a double, exactly: 2^52 + v from the bits, minus 2^52.
+__device__ __forceinline__ double f64_from52(uint32_t lo, uint32_t hi20) {
+    return __dsub_rn(__hiloint2double((int)(0x43300000u | hi20), (int)lo), 0x1p52);
+}
+
+template <class M>
+__device__ __forceinline__ void f64_split(const typename M::T& w, double (&x)[M::F64_L]) {
+    constexpr int N = M::N, L = M::F64_L;
+#pragma unroll
+    for (int k = 0; k < L; k++) {
+        const int bit = 52 * k, wi = bit / 32, s = bit % 32;
+        const uint32_t w0 = w.l[wi], w1 = wi + 1 < N ? w.l[wi + 1] : 0, w2 = wi + 2 < N ? w.l[wi + 2] : 0;
+        const uint32_t lo = s == 0 ? w0 : __funnelshift_r(w0, w1, s);
+        const uint32_t hi = (s == 0 ? w1 : __funnelshift_r(w1, w2, s)) & 0xfffffu;
+        x[k] = f64_from52(lo, hi);
+    }
+}
+
+// lo_acc += x*y mod 2^52, hi_acc += floor(x*y / 2^52), for 0 <= x*y < 2^104, in three FP64 operations:
+// h = fma(x, y, 2^104) rounded down is 2^104 + H 2^52 (H = floor(x*y / 2^52)), read from its bits; K - h, K = 2^104 +
+// 2^52, is (1 - H) 2^52 exactly; fma(x, y, K - h) = x*y - H 2^52 + 2^52 lies in [2^52, 2^53), where doubles are the
+// integers, so its bits minus 2^52's are the low part.
+__device__ __forceinline__ void f64_mul_acc(double x, double y, long long& lo_acc, long long& hi_acc) {
+    constexpr double C = 0x1p104, K = 0x1.0000000000001p104;
+    constexpr long long C_BITS = 0x4670000000000000ll, LO_BITS = 0x4330000000000000ll;
+    const double h = __fma_rd(x, y, C);
+    const double l = __fma_rn(x, y, __dsub_rn(K, h));
+    hi_acc += __double_as_longlong(h) - C_BITS;
+    lo_acc += __double_as_longlong(l) - LO_BITS;
+}
+
+template <class M>
+__device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, const typename M::T& bv) {
+    constexpr int N = M::N, L = M::F64_L, W = 52, LAST = 32 * N - W * (L - 1), D = W - LAST;
+    static_assert(LAST > 0 && LAST <= W, "F64_L limbs of 52 bits must cover the N words with a last digit of 1..52 bits");
+    constexpr long long MASK = (1ll << W) - 1;
+    constexpr double CW = 0x1p104, CW_LAST = f64_pow2(52 + LAST);  // the m split's constants (2^(52+w))
+    double a[L], b[L];
+    f64_split<M>(av, a);
+    f64_split<M>(bv, b);
+    long long t[L + 1];
+#pragma unroll
+    for (int j = 0; j <= L; j++) t[j] = 0;
+#pragma unroll
+    for (int i = 0; i < L; i++) {
+#pragma unroll
+        for (int j = 0; j < L; j++) f64_mul_acc(a[j], b[i], t[j], t[j + 1]);
+        const int w = i < L - 1 ? W : LAST;
+        const unsigned long long t0 = (unsigned long long)t[0] & ((1ull << w) - 1);
+        const double c = f64_from52((uint32_t)t0, (uint32_t)(t0 >> 32));
+        const double inv = (double)(i < L - 1 ? M::F64_INV : M::F64_INV_LAST);
+        const double cw = i < L - 1 ? CW : CW_LAST;
+        const double h = __fma_rd(c, inv, cw);
+        const double m = __fma_rn(c, inv, -__dsub_rn(h, cw));  // (c * inv) mod 2^w, in [0, 2^w)
+#pragma unroll
+        for (int j = 0; j < L; j++) f64_mul_acc(m, (double)M::f64_p(j), t[j], t[j + 1]);
+        if (i < L - 1) {
+            const long long cr = t[0] >> W;  // t_0's low 52 bits are 0 by the choice of m
+#pragma unroll
+            for (int j = 0; j < L; j++) t[j] = t[j + 1];
+            t[L] = 0;
+            t[0] += cr;
+        }
+    }
+    // T = c0 + 2^D * (t_1 + t_2 2^52 + ...), c0 = t_0 / 2^LAST; fold c0's high part into t_1 and normalise to 52-bit
+    // limbs (the top one keeps the rest), then pack N words.
+    const long long c0 = t[0] >> LAST;
+    const uint32_t rem = (uint32_t)(c0 & ((1ll << D) - 1));
+    t[1] += c0 >> D;
+    unsigned long long n[L - 1];
+#pragma unroll
+    for (int j = 1; j < L; j++) {
+        t[j + 1] += t[j] >> W;
+        n[j - 1] = (unsigned long long)(t[j] & MASK);
+    }
+    const long long top = t[L];
+    typename M::T r;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        uint32_t acc = i == 0 ? rem : 0;
+#pragma unroll
+        for (int k = 0; k < L - 1; k++) {
+            const int lo = D + W * k - 32 * i;
+            if (lo >= 32 || lo + W <= 0) continue;
+            acc |= (uint32_t)(lo >= 0 ? (n[k] << lo) : (n[k] >> (-lo)));
+        }
+        const int lo = D + W * (L - 1) - 32 * i;
+        if (lo < 32) acc |= (uint32_t)(lo >= 0 ? (top << lo) : (lo > -64 ? (top >> (-lo)) : (top >> 63)));
+        r.l[i] = acc;
+    }
+    return mont_reduce_once<M>(r);
+}
+
 // Montgomery square a^2 * 2^(-32N) mod p, cheaper than mont_mul(a, a): the N(N-1)/2 cross products a_i a_j (i < j)
 // are summed once and doubled, the N squares a_i^2 added, and the 2N-word square reduced word by word (separated
 // operand scanning): N(N+1)/2 + N^2 word products where mont_mul takes 2N^2 (222 against 288 for the base field).

@@ -1095,6 +1095,9 @@ __global__ void field_test_kernel(int op, const typename F::T* a, const typename
         case 6:
             if constexpr (std::is_same<F, Fp>::value) out[i] = mont_mul<FpModulus>(a[i], b[i]);
             break;
+        case 7:
+            if constexpr (std::is_same<F, Fp>::value) out[i] = mont_mul_f64<FpModulus>(a[i], b[i]);
+            break;
         default: out[i] = F::inv(a[i]); break;
     }
 }
@@ -1117,7 +1120,7 @@ __global__ void curve_test_kernel(int op, const affine_t<F>* a, const affine_t<F
 }
 
 // A dependent chain of base-field products per thread: form 0 the field's product (mont_mul_ul), 1 the folded form
-// (mont_mul_fold), 2 squares (mont_sqr), 3 the carry-chain product (mont_mul).
+// (mont_mul_fold), 2 squares (mont_sqr), 3 the carry-chain product (mont_mul), 4 the FP64 product (mont_mul_f64).
 template <int FORM>
 __global__ void fp_mul_chain_kernel(fp_t* out, uint32_t seed, int iters) {
     fp_t x = fp_one(), y = fp_one();
@@ -1128,6 +1131,7 @@ __global__ void fp_mul_chain_kernel(fp_t* out, uint32_t seed, int iters) {
         if (FORM == 1) x = mont_mul_fold<FpModulus>(x, y);
         if (FORM == 2) x = fp_sqr(x);
         if (FORM == 3) x = mont_mul<FpModulus>(x, y);
+        if (FORM == 4) x = mont_mul_f64<FpModulus>(x, y);
     }
     if (fp_is_zero(x)) out[0] = x;  // keeps the chain alive; practically never taken
 }
@@ -1301,7 +1305,7 @@ cuzk_status cuzk_msm_gather_selected(const void* src, size_t n, const uint64_t* 
 
 cuzk_status cuzk_field_test(int field, int op, const void* a, const void* b, void* out, size_t n) {
     if (n == 0) return status_ok();
-    if (op == 6 && field != 1) return status_msg(1, "the carry-chain product test is defined for Fp only");
+    if ((op == 6 || op == 7) && field != 1) return status_msg(1, "the product-form tests are defined for Fp only");
     return field == 1 ? field_test<Fp>(op, a, b, out, n) : field_test<Fp2>(op, a, b, out, n);
 }
 
@@ -1311,7 +1315,7 @@ cuzk_status cuzk_curve_test(int curve, int op, const void* a, const void* b, voi
 }
 
 cuzk_status cuzk_ceiling_fp_mul(int form, double* muls_per_second) {
-    if (form < 0 || form > 3) return status_msg(1, "unknown product form");
+    if (form < 0 || form > 4) return status_msg(1, "unknown product form");
     int sms = 0;
     CUZK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     fp_t* out = nullptr;
@@ -1323,6 +1327,7 @@ cuzk_status cuzk_ceiling_fp_mul(int form, double* muls_per_second) {
         if (form == 1) fp_mul_chain_kernel<1><<<blocks, threads>>>(out, seed, n);
         if (form == 2) fp_mul_chain_kernel<2><<<blocks, threads>>>(out, seed, n);
         if (form == 3) fp_mul_chain_kernel<3><<<blocks, threads>>>(out, seed, n);
+        if (form == 4) fp_mul_chain_kernel<4><<<blocks, threads>>>(out, seed, n);
     };
     launch(1, 64);  // warm-up
     float ms = 0;

@@ -776,6 +776,8 @@ pub enum FieldOp {
     /// a * b by `mont_mul`, the carry-chain product, which `Mul` (`mont_mul_ul`) replaced (Fp only: Fp2 answers with
     /// an error)
     MulChains = 6,
+    /// a * b by `mont_mul_f64`, the product on the FP64 pipe (Fp only, as `MulChains`)
+    MulFloat64 = 7,
 }
 
 /// The elementwise test entry points take two inputs of one length.
@@ -880,6 +882,8 @@ pub enum MulForm {
     /// The carry-chain product (`mont_mul`: CIOS with separate carry chains for the low and high halves), the
     /// field's until the unsaturated form replaced it.
     Chains = 3,
+    /// The product on the FP64 pipe (`mont_mul_f64`: 52-bit limbs in doubles, split products by fused multiply-adds).
+    Float64 = 4,
 }
 
 /// Base-field products (or squares) per second on this card in the given form: a dependent chain per thread, all

@@ -167,21 +167,23 @@ fn fp_arithmetic_matches_blst() {
         300,
     ); // The carry-chain product, which the field's product replaced (the inverse's last step still uses it), on the same
        // pairs.
-    let got = gpu::field_elementwise(FieldOp::MulChains, &a, &b).unwrap();
-    for i in 0..a.len() {
-        assert_eq!(
-            got[i],
-            mul(&a[i], &b[i]),
-            "MulChains at {i}: a = {:?}, b = {:?}",
-            a[i],
-            b[i]
+    for op in [FieldOp::MulChains, FieldOp::MulFloat64] {
+        let got = gpu::field_elementwise(op, &a, &b).unwrap();
+        for i in 0..a.len() {
+            assert_eq!(
+                got[i],
+                mul(&a[i], &b[i]),
+                "{op:?} at {i}: a = {:?}, b = {:?}",
+                a[i],
+                b[i]
+            );
+        }
+        let fp2 = [blst_fp2::default()];
+        assert!(
+            gpu::field_elementwise(op, &fp2, &fp2).is_err(),
+            "{op:?} is defined for Fp only"
         );
     }
-    let fp2 = [blst_fp2::default()];
-    assert!(
-        gpu::field_elementwise(FieldOp::MulChains, &fp2, &fp2).is_err(),
-        "MulChains is defined for Fp only"
-    );
 }
 
 #[test]

@@ -80,14 +80,23 @@ struct PassShape {
     uint32_t s0, k, low_bits, log_glow, log_ghigh;
 };
 
-// The butterflies' product (mont.cuh has the three forms; all give the same bits).
-enum class MulForm { Chains, Fold, Unsaturated };
+// The butterflies' product (mont.cuh has the forms; all give the same bits). Hybrid takes mont_mul_ul for the
+// products of a round numbered 0 and 2 and mont_mul_f64 for those numbered 1 and 3 (independent pairs in each stage),
+// so that the integer and the FP64 pipes work at once; a lone product takes mont_mul_ul.
+enum class MulForm { Chains, Fold, Unsaturated, Float64, Hybrid };
 
 template <MulForm F>
 __device__ __forceinline__ fr_t form_mul(const fr_t& x, const fr_t& y) {
     if (F == MulForm::Fold) return mont_mul_fold<FrModulus>(x, y);
-    if (F == MulForm::Unsaturated) return mont_mul_ul<FrModulus>(x, y);
+    if (F == MulForm::Unsaturated || F == MulForm::Hybrid) return mont_mul_ul<FrModulus>(x, y);
+    if (F == MulForm::Float64) return mont_mul_f64<FrModulus>(x, y);
     return mont_mul<FrModulus>(x, y);
+}
+
+// The form of product number k (0..3) of a round.
+template <MulForm F, int K>
+__host__ __device__ constexpr MulForm round_form() {
+    return F == MulForm::Hybrid ? (K % 2 == 0 ? MulForm::Unsaturated : MulForm::Float64) : F;
 }
 
 // DIF butterfly (u, v) -> (u + v, (u - v) w); DIT (u, v) -> (u + v w, u - v w).
@@ -113,6 +122,40 @@ __device__ __forceinline__ void butterfly_unit(fr_t& u, fr_t& v) {
     v = d;
 }
 
+// Shared memory of a pass. Interleaved: scalar l at smem[l], 32 bytes, so a warp's 16-byte access strides 32 bytes
+// and a round whose pairing bit is low strides further (on average 9.4 wavefronts per access where 4 would do, ncu,
+// 2^27 DIF pass, H200). Swizzled: two planes of 16-byte halves (low halves, then high), scalar l's halves at unit
+// swz(l) of each, swz XORing l's low three bits with (b3 ^ b4, b3, b3 ^ b4) of bits 3 and 4. The eight consecutive
+// threads a 16-byte access serves at a time then touch eight distinct bank groups in every access pattern of the pass:
+// the load and store loops (consecutive l), the radix-4 rounds at any pairing bit q (the two bits q and q + 1 inserted
+// into the thread's index) and the radix-2 round (one bit inserted). For q >= 3 the low bits come from the thread
+// index and bits 3 and 4 are fixed across the eight; for q = 0, 1, 2 the three varying thread bits map to the column
+// through an invertible 0/1 matrix (checked by hand for each case, and by the ntt-cuda GPU tests' results).
+template <bool SWZ>
+struct PassSmem {
+    uint4* base;
+    uint32_t e;
+    __device__ __forceinline__ static uint32_t swz(uint32_t l) {
+        const uint32_t t = (l >> 3) & 1, u = (l >> 4) & 1;
+        return l ^ (((t ^ u) * 5u) | (t << 1));
+    }
+    __device__ __forceinline__ fr_t get(uint32_t l) const {
+        if (!SWZ) return load(reinterpret_cast<const fr_t*>(base) + l);
+        const uint32_t p = swz(l);
+        const uint4 a = base[p], b = base[e + p];
+        fr_t r;
+        r.l[0] = a.x; r.l[1] = a.y; r.l[2] = a.z; r.l[3] = a.w;
+        r.l[4] = b.x; r.l[5] = b.y; r.l[6] = b.z; r.l[7] = b.w;
+        return r;
+    }
+    __device__ __forceinline__ void set(uint32_t l, const fr_t& v) const {
+        if (!SWZ) return store(reinterpret_cast<fr_t*>(base) + l, v);
+        const uint32_t p = swz(l);
+        base[p] = make_uint4(v.l[0], v.l[1], v.l[2], v.l[3]);
+        base[e + p] = make_uint4(v.l[4], v.l[5], v.l[6], v.l[7]);
+    }
+};
+
 // One pass of k radix-2 stages over groups of 2^k scalars spaced 2^low_bits apart.
 // A block holds 2^log_glow groups adjacent in the low bits (coalesced loads) times 2^log_ghigh groups in the high bits.
 // Stages go two at a time (radix 4): a thread takes the four scalars that two consecutive stages pair up, so each
@@ -121,12 +164,13 @@ __device__ __forceinline__ void butterfly_unit(fr_t& u, fr_t& v) {
 // domain's table (e < n/2) at the start of each round, so the second stage's loads wait behind the first's work.
 constexpr uint32_t PASS_MAX_THREADS = 256;
 
-template <bool DIT, MulForm FORM>
-__global__ void __launch_bounds__(PASS_MAX_THREADS, 3)
+template <bool DIT, MulForm FORM, bool SWZ, int MINB>
+__global__ void __launch_bounds__(PASS_MAX_THREADS, MINB)
     ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw) {
-    extern __shared__ fr_t smem[];
+    extern __shared__ uint4 smem_raw[];
     const uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
     const uint32_t e = 1u << log_e;
+    const PassSmem<SWZ> smem{smem_raw, e};
     data += (uint64_t)blockIdx.y << log_n;
     const uint32_t lo_blocks = 1u << (ps.low_bits - ps.log_glow);
     const uint64_t lo_base = (uint64_t)(blockIdx.x & (lo_blocks - 1)) << ps.log_glow;
@@ -143,71 +187,79 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, 3)
         const uint32_t shift = DIT ? (log_n - s - 1) : s;
         return tw[(global_index(l) & half_mask) << shift];
     };
-    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) smem[l] = load(&data[global_index(l)]);
+    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) smem.set(l, load(&data[global_index(l)]));
     __syncthreads();
-    uint32_t st = 0;
-    for (; st + 2 <= ps.k; st += 2) {
-        // DIF pairs bits from the top of m down, DIT from the bottom up; this round's two bits, in l, are q and q + 1.
+    // Two stages (local st and st + 1) in one round. DIF pairs bits from the top of m down, DIT from the bottom up;
+    // the round's two bits, in l, are q and q + 1.
+    auto radix4 = [&](uint32_t st) {
         const uint32_t q = ps.log_glow + (DIT ? st : ps.k - 2 - st);
         const uint32_t s = ps.s0 + st;  // global stage of this round's first half
         for (uint32_t qd = threadIdx.x; qd < e / 4; qd += blockDim.x) {
             const uint32_t l0 = ((qd >> q) << (q + 2)) | (qd & ((1u << q) - 1));
             const uint32_t l1 = l0 | (1u << q), l2 = l0 | (2u << q), l3 = l0 | (3u << q);
-            fr_t x0 = smem[l0], x1 = smem[l1], x2 = smem[l2], x3 = smem[l3];
+            fr_t x0 = smem.get(l0), x1 = smem.get(l1), x2 = smem.get(l2), x3 = smem.get(l3);
             if (DIT) {
                 // Low bit first: (x0, x1), (x2, x3) at stage s; then the high bit: (x0, x2), (x1, x3) at s + 1.
                 const fr_t wa = twiddle(l0, s), wb = twiddle(l2, s), wc = twiddle(l0, s + 1), wd = twiddle(l1, s + 1);
-                butterfly<true, FORM>(x0, x1, wa);
-                butterfly<true, FORM>(x2, x3, wb);
-                butterfly<true, FORM>(x0, x2, wc);
-                butterfly<true, FORM>(x1, x3, wd);
+                butterfly<true, round_form<FORM, 0>()>(x0, x1, wa);
+                butterfly<true, round_form<FORM, 1>()>(x2, x3, wb);
+                butterfly<true, round_form<FORM, 2>()>(x0, x2, wc);
+                butterfly<true, round_form<FORM, 3>()>(x1, x3, wd);
+            } else if (s + 2 == log_n) {
+                // DIF's last two stages. Stage log_n - 2 has the twiddles w^0 (for x0, x2: l0's bit q is global bit 0,
+                // clear) and w^(n/4); stage log_n - 1 has only w^0. The branch is the same for every thread of the
+                // launch, so it never diverges. (DIT's first stages have the same property, but skipping products
+                // there raised the kernel's spills from 16 to 64 bytes and made H 0.5 % slower; H200, 2026-12-01.)
+                butterfly_unit(x0, x2);
+                butterfly<false, round_form<FORM, 0>()>(x1, x3, twiddle(l1, s));
+                butterfly_unit(x0, x1);
+                butterfly_unit(x2, x3);
             } else {
-                // DIF's last stage (log_n - 1) has only the twiddle 1, the same for every thread of the launch: the
-                // branch never diverges. (DIT's first stage has the same property, but skipping its products there
-                // raised the kernel's spills from 16 to 64 bytes and made H 0.5 % slower; H200, 2026-12-01.)
                 // High bit first: (x0, x2), (x1, x3) at stage s; then the low bit: (x0, x1), (x2, x3) at s + 1.
                 const fr_t wa = twiddle(l0, s), wb = twiddle(l1, s);
-                butterfly<false, FORM>(x0, x2, wa);
-                butterfly<false, FORM>(x1, x3, wb);
-                if (s + 2 == log_n) {
-                    butterfly_unit(x0, x1);
-                    butterfly_unit(x2, x3);
-                } else {
-                    const fr_t wc = twiddle(l0, s + 1), wd = twiddle(l2, s + 1);
-                    butterfly<false, FORM>(x0, x1, wc);
-                    butterfly<false, FORM>(x2, x3, wd);
-                }
+                butterfly<false, round_form<FORM, 0>()>(x0, x2, wa);
+                butterfly<false, round_form<FORM, 1>()>(x1, x3, wb);
+                const fr_t wc = twiddle(l0, s + 1), wd = twiddle(l2, s + 1);
+                butterfly<false, round_form<FORM, 2>()>(x0, x1, wc);
+                butterfly<false, round_form<FORM, 3>()>(x2, x3, wd);
             }
-            smem[l0] = x0;
-            smem[l1] = x1;
-            smem[l2] = x2;
-            smem[l3] = x3;
+            smem.set(l0, x0);
+            smem.set(l1, x1);
+            smem.set(l2, x2);
+            smem.set(l3, x3);
         }
         __syncthreads();
-    }
-    if (st < ps.k) {
-        const uint32_t q = ps.log_glow + (DIT ? st : 0);
+    };
+    // One stage (local st) alone.
+    auto radix2 = [&](uint32_t st) {
+        const uint32_t q = ps.log_glow + (DIT ? st : ps.k - 1 - st);
         const uint32_t s = ps.s0 + st;
         for (uint32_t bt = threadIdx.x; bt < e / 2; bt += blockDim.x) {
             const uint32_t l1 = ((bt >> q) << (q + 1)) | (bt & ((1u << q) - 1));
             const uint32_t l2 = l1 | (1u << q);
-            fr_t u = smem[l1], v = smem[l2];
+            fr_t u = smem.get(l1), v = smem.get(l2);
             if (!DIT && s + 1 == log_n) {
                 butterfly_unit(u, v);
             } else {
-                butterfly<DIT, FORM>(u, v, twiddle(l1, s));
+                butterfly<DIT, round_form<FORM, 0>()>(u, v, twiddle(l1, s));
             }
-            smem[l1] = u;
-            smem[l2] = v;
+            smem.set(l1, u);
+            smem.set(l2, v);
         }
         __syncthreads();
-    }
-    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) store(&data[global_index(l)], smem[l]);
+    };
+    // An odd stage count leaves one stage alone: DIF takes it first, so that its last round holds stages log_n - 2
+    // and log_n - 1 and skips three of their four products; DIT takes it last.
+    uint32_t st = 0;
+    if (!DIT && (ps.k & 1)) radix2(st++);
+    for (; st + 2 <= ps.k; st += 2) radix4(st);
+    if (st < ps.k) radix2(st);
+    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) store(&data[global_index(l)], smem.get(l));
 }
 
 // Threads per pass block (each takes e / 4 / threads quads per round): 256 unless CUZK_NTT_THREADS
 // (64..256, a power of two) asks otherwise; an A/B switch for measuring occupancy against work per thread.
-// The kernel is built for at most 256 threads and three blocks per SM (at most 85 registers a thread).
+// The kernel is built for at most 256 threads (and 3 or 4 blocks per SM: pass_min_blocks).
 uint32_t pass_threads() {
     static const uint32_t threads = [] {
         const char* v = getenv("CUZK_NTT_THREADS");
@@ -226,18 +278,69 @@ MulForm mul_form() {
         const std::string s = v ? v : "";
         if (s == "chains") return MulForm::Chains;
         if (s == "fold") return MulForm::Fold;
+        if (s == "f64") return MulForm::Float64;
+        if (s == "hybrid") return MulForm::Hybrid;
         return MulForm::Unsaturated;
     }();
     return form;
 }
 
+// Shared-memory layout of the passes (PassSmem): swizzled planes unless CUZK_NTT_SMEM=interleaved (an A/B switch).
+// Swizzled, the 2^27 forward NTT takes 55.8 ms against 58.8 interleaved, H 2^27 425.4 against 438.0 ms (H200,
+// 2026-12-01, same binary, two interleaved rounds).
+bool smem_swizzled() {
+    static const bool swz = [] {
+        const char* v = getenv("CUZK_NTT_SMEM");
+        return !(v && std::string(v) == "interleaved");
+    }();
+    return swz;
+}
+
+// Resident pass blocks per SM the kernel is built for, per direction: 3 (at most 85 registers a thread) or 4 (at most
+// 64; the shared memory allows 4 blocks of 1024 scalars). DIF 3 and DIT 4 by default: at 4, DIT spills 8 bytes and
+// gains, DIF spills 156 and loses (2^27 forward DIF NTT 55.8 ms at 3, 58.3 at 4; H 2^27 425.4 ms with 3 for both, 422.9
+// with 4 for both; H200, 2026-12-01). CUZK_NTT_BLOCKS=D,T (each 3 or 4; one value for both) is the A/B switch.
+int pass_min_blocks(bool dit) {
+    static const int both = [] {
+        const char* v = getenv("CUZK_NTT_BLOCKS");
+        const std::string s = v ? v : "";
+        auto pick = [](char c, int dflt) { return c == '3' ? 3 : c == '4' ? 4 : dflt; };
+        int dif = 3, ditb = 4;
+        if (s.size() == 1) dif = ditb = pick(s[0], 0);
+        if (s.size() == 3 && s[1] == ',') {
+            dif = pick(s[0], 0);
+            ditb = pick(s[2], 0);
+        }
+        if (dif == 0 || ditb == 0) dif = 3, ditb = 4;
+        return dif * 10 + ditb;
+    }();
+    return dit ? both % 10 : both / 10;
+}
+
+template <MulForm F, bool SWZ, int MINB>
+void launch_pass_as(bool dit, dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data,
+                    uint32_t log_n, const PassShape& ps, const fr_t* tw) {
+    if (dit)
+        ntt_pass<true, F, SWZ, MINB><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+    else
+        ntt_pass<false, F, SWZ, MINB><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+}
+
 template <MulForm F>
 void launch_pass(bool dit, dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data, uint32_t log_n,
                  const PassShape& ps, const fr_t* tw) {
-    if (dit)
-        ntt_pass<true, F><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
-    else
-        ntt_pass<false, F><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+    const bool swz = smem_swizzled();
+    if (pass_min_blocks(dit) == 4) {
+        if (swz)
+            launch_pass_as<F, true, 4>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
+        else
+            launch_pass_as<F, false, 4>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
+    } else {
+        if (swz)
+            launch_pass_as<F, true, 3>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
+        else
+            launch_pass_as<F, false, 3>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
+    }
 }
 
 // All DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) stages, in passes.
@@ -263,6 +366,8 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
         switch (mul_form()) {
             case MulForm::Chains: launch_pass<MulForm::Chains>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
             case MulForm::Fold: launch_pass<MulForm::Fold>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
+            case MulForm::Float64: launch_pass<MulForm::Float64>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
+            case MulForm::Hybrid: launch_pass<MulForm::Hybrid>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
             default: launch_pass<MulForm::Unsaturated>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
         }
         CUZK_TRY_LAUNCH("ntt_pass");
@@ -363,14 +468,17 @@ struct CosetTables {
     }
 };
 
+// *dst = *a * *b (one thread).
+__global__ void mul_one(fr_t* dst, const fr_t* a, const fr_t* b) { *dst = fr_mul(*a, *b); }
+
 // lo[i] = g^i (i < 2^COSET_LO_BITS), hi[i] = c * g^(i * 2^COSET_LO_BITS) (i < max(1, n / 2^COSET_LO_BITS)); g inverted
-// first if asked.
+// first if asked; c times c2 when c2 is given.
 cuzk_status coset_tables(CosetTables& t, uint32_t log_n, const fr_t& g_host, bool invert, const fr_t& c_host,
-                         cudaStream_t stream) {
+                         cudaStream_t stream, const fr_t* c2_host = nullptr) {
     uint64_t lo_n = 1ull << COSET_LO_BITS;
     uint64_t hi_n = std::max<uint64_t>(1, (1ull << log_n) >> COSET_LO_BITS);
     t.stream = stream;
-    CUZK_TRY(cudaMallocAsync((void**)&t.lo, (lo_n + hi_n + 4) * sizeof(fr_t), stream));
+    CUZK_TRY(cudaMallocAsync((void**)&t.lo, (lo_n + hi_n + 5) * sizeof(fr_t), stream));
     t.hi = t.lo + lo_n;
     fr_t* g_raw = t.hi + hi_n;
     fr_t* g = g_raw + 1;
@@ -379,6 +487,12 @@ cuzk_status coset_tables(CosetTables& t, uint32_t log_n, const fr_t& g_host, boo
     // Copies from pageable memory return once the source has been read, so the arguments may be temporaries.
     CUZK_TRY(cudaMemcpyAsync(g_raw, &g_host, sizeof(fr_t), cudaMemcpyHostToDevice, stream));
     CUZK_TRY(cudaMemcpyAsync(c, &c_host, sizeof(fr_t), cudaMemcpyHostToDevice, stream));
+    if (c2_host) {
+        fr_t* c2 = g_raw + 4;
+        CUZK_TRY(cudaMemcpyAsync(c2, c2_host, sizeof(fr_t), cudaMemcpyHostToDevice, stream));
+        mul_one<<<1, 1, 0, stream>>>(c, c, c2);
+        CUZK_TRY_LAUNCH("mul_one");
+    }
     pow_one<<<1, 1, 0, stream>>>(g, g_raw, 1, invert);
     CUZK_TRY_LAUNCH("pow_one");
     pow_one<<<1, 1, 0, stream>>>(g_step, g, 1ull << COSET_LO_BITS, false);
@@ -397,11 +511,11 @@ cuzk_status scale(fr_t* data, uint32_t log_n, uint32_t batch, const fr_t& c, con
     return status_ok();
 }
 
-// a = (a * b - c) * z_inv
-__global__ void ab_minus_c_kernel(fr_t* a, const fr_t* b, const fr_t* c, fr_t z_inv, uint64_t n) {
+// a = a * b - c (H's division by Z, a constant on the coset, is folded into the inverse transform's scaling)
+__global__ void ab_minus_c_kernel(fr_t* a, const fr_t* b, const fr_t* c, uint64_t n) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    store(&a[i], fr_mul(fr_sub(fr_mul(load(&a[i]), load(&b[i])), load(&c[i])), z_inv));
+    store(&a[i], fr_sub(fr_mul(load(&a[i]), load(&b[i])), load(&c[i])));
 }
 
 
@@ -446,6 +560,8 @@ __global__ void fr_test_kernel(int op, const fr_t* a, const fr_t* b, fr_t* out, 
         case 5: out[i] = fr_pow(a[i], b[i].l); break;
         case 7: out[i] = mont_mul_fold<FrModulus>(a[i], b[i]); break;
         case 8: out[i] = mont_mul_ul<FrModulus>(a[i], b[i]); break;
+        case 9: out[i] = mont_mul_f64<FrModulus>(a[i], b[i]); break;
+        case 10: out[i] = mont_mul<FrModulus>(a[i], b[i]); break;
         default: out[i] = fr_neg(a[i]); break;
     }
 }
@@ -463,8 +579,8 @@ __global__ void fr_mul_chain_kernel(fr_t* out, uint32_t seed, int iters) {
     z.l[1] ^= seed * 3 + threadIdx.x;
     y.l[2] ^= blockIdx.x;
     for (int i = 0; i < iters; i++) {
-        x = form_mul<F>(x, y);
-        z = form_mul<F>(z, y);
+        x = form_mul<round_form<F, 0>()>(x, y);
+        z = form_mul<round_form<F, 1>()>(z, y);
     }
     if (fr_is_zero(x) || fr_is_zero(z)) out[0] = x;  // keeps the chains alive; practically never taken
 }
@@ -681,10 +797,17 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
         CUZK_TRY(cudaEventDestroy(done[i]));
     }
     uint64_t n = 1ull << log_n;
-    ab_minus_c_kernel<<<(uint32_t)((n + 255) / 256), 256, 0, s0>>>(bufs[0], bufs[1], bufs[2], *(const fr_t*)z_inv, n);
+    ab_minus_c_kernel<<<(uint32_t)((n + 255) / 256), 256, 0, s0>>>(bufs[0], bufs[1], bufs[2], n);
     CUZK_TRY_LAUNCH("ab_minus_c_kernel");
-    // Evaluations on g<w> -> coefficients of h, natural order.
-    return ntt(d, bufs[0], 1, true, false, false, &g, s0);
+    // Evaluations on g<w> of a b - c -> coefficients of h = (a b - c) / Z, natural order: the inverse coset transform
+    // with Z^-1 folded into its scaling (n^-1 Z^-1 g^-i in one pass).
+    CUZK_CHECK(run_passes(false, bufs[0], log_n, 1, d->tw_inv, s0));
+    {
+        CosetTables t;
+        CUZK_CHECK(coset_tables(t, log_n, g, true, d->n_inv, s0, (const fr_t*)z_inv));
+        CUZK_CHECK(scale(bufs[0], log_n, 1, fr_one(), &t, true, s0));
+    }
+    return bit_reverse(bufs[0], log_n, 1, s0);
 }
 
 cuzk_status cuzk_spmv(const uint32_t* row_ptr, const uint32_t* cols, const uint32_t* slots, const void* table,
@@ -774,6 +897,8 @@ cuzk_status cuzk_ceiling_fr_mul(double* muls_per_second) {
         switch (mul_form()) {
             case MulForm::Chains: fr_mul_chain_kernel<MulForm::Chains><<<blocks, threads>>>(out, seed, n); break;
             case MulForm::Fold: fr_mul_chain_kernel<MulForm::Fold><<<blocks, threads>>>(out, seed, n); break;
+            case MulForm::Float64: fr_mul_chain_kernel<MulForm::Float64><<<blocks, threads>>>(out, seed, n); break;
+            case MulForm::Hybrid: fr_mul_chain_kernel<MulForm::Hybrid><<<blocks, threads>>>(out, seed, n); break;
             default: fr_mul_chain_kernel<MulForm::Unsaturated><<<blocks, threads>>>(out, seed, n);
         }
     };

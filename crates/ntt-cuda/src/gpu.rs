@@ -1134,7 +1134,7 @@ pub enum FrOp {
     Add = 0,
     /// a - b
     Sub = 1,
-    /// a * b
+    /// a * b by the field's product (`fr_mul`: `mont_mul_ul`, or `mont_mul` in a `-DCUZK_FR_MUL_CHAINS` build)
     Mul = 2,
     /// a²
     Square = 3,
@@ -1144,10 +1144,14 @@ pub enum FrOp {
     Pow = 5,
     /// -a
     Neg = 6,
-    /// a * b by `mont_mul_fold` (`CUZK_NTT_MUL=fold` in the butterflies; `Mul` is `mont_mul`, used everywhere else)
+    /// a * b by `mont_mul_fold` (`CUZK_NTT_MUL=fold` in the butterflies)
     MulFold = 7,
     /// a * b by `mont_mul_ul`, the unsaturated-limb product the NTT's butterflies use
     MulUnsaturated = 8,
+    /// a * b by `mont_mul_f64`, the product on the FP64 pipe (52-bit limbs in doubles; `CUZK_NTT_MUL=f64|hybrid`)
+    MulFloat64 = 9,
+    /// a * b by `mont_mul`, the carry-chain product (`CUZK_NTT_MUL=chains`; the field's product until 2026-12-01)
+    MulChains = 10,
 }
 
 /// Runs `op` elementwise on the device.

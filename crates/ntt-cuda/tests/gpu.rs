@@ -55,6 +55,8 @@ fn field_arithmetic_matches_blstrs() {
     check(FrOp::Mul, &|x, y| x * y);
     check(FrOp::MulFold, &|x, y| x * y);
     check(FrOp::MulUnsaturated, &|x, y| x * y);
+    check(FrOp::MulFloat64, &|x, y| x * y);
+    check(FrOp::MulChains, &|x, y| x * y);
     check(FrOp::Square, &|x, _| x.square());
     check(FrOp::Neg, &|x, _| -x);
     check(FrOp::Inverse, &|x, _| x.invert().unwrap_or(Scalar::ZERO));
