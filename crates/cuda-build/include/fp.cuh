@@ -43,7 +43,8 @@ struct FpModulus {
     // The field product: the unsaturated-limb form (mont.cuh), which took the G1 MSM 2^26 random from 655.9 to 562.1 ms
     // and 2^24 from 177.7 to 150.4 ms against mont_mul (H200, 2026-12-01, same call). A build with
     // -DCUZK_FP_MUL_CHAINS (through CUZK_NVCC_FLAGS) takes mont_mul again, for measuring the two against each other;
-    // -DCUZK_FP_MUL_F64 the FP64 product (mont_mul_f64: 21.9e9 products/s alone against 19.7e9).
+    // -DCUZK_FP_MUL_F64 the FP64 product (mont_mul_f64: 21.9e9 products/s alone against 19.7e9, but the G1 MSM 2^26
+    // 598.6 against 562.6 ms: the kernels' register budgets).
     __device__ __forceinline__ static fp_t mul(const fp_t& a, const fp_t& b) {
 #if defined(CUZK_FP_MUL_CHAINS)
         return mont_mul<FpModulus>(a, b);
