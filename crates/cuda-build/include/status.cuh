@@ -47,6 +47,34 @@ cuzk_status time_on_device(Launch launch, float* ms) {
     return e == cudaSuccess ? status_ok() : status_from(e, "timing with device events");
 }
 
+// Throughput of a product-chain kernel: `launch(out, seed, iters, blocks, threads)` queues it on the default stream
+// with 8 blocks of 256 threads per SM and a device buffer `out` of `out_bytes` (the kernel's keep-alive store); one
+// short warm-up, then one timed launch of `iters` rounds. `*per_second` is products per second, `per_round` products
+// per thread per round. The buffer is freed on every path.
+template <class Launch>
+cuzk_status chain_rate(size_t out_bytes, int iters, double per_round, const char* what, Launch launch,
+                       double* per_second) {
+    int sms = 0;
+    cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    if (e != cudaSuccess) return status_from(e, "cudaDeviceGetAttribute");
+    void* out = nullptr;
+    e = cudaMalloc(&out, out_bytes);
+    if (e != cudaSuccess) return status_from(e, what);
+    const uint32_t blocks = sms * 8, threads = 256;
+    launch(out, 1u, 64, blocks, threads);  // warm-up
+    float ms = 0;
+    cuzk_status s = time_on_device(
+        [&] {
+            launch(out, 2u, iters, blocks, threads);
+            return status_from(cudaGetLastError(), what);
+        },
+        &ms);
+    cudaFree(out);
+    if (s.code != 0) return s;
+    *per_second = per_round * blocks * threads * iters / (ms * 1e-3);
+    return status_ok();
+}
+
 }  // namespace cuzk
 
 // Returns from the enclosing function with a status if a CUDA call fails.

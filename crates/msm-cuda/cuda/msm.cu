@@ -1316,30 +1316,17 @@ cuzk_status cuzk_curve_test(int curve, int op, const void* a, const void* b, voi
 
 cuzk_status cuzk_ceiling_fp_mul(int form, double* muls_per_second) {
     if (form < 0 || form > 4) return status_msg(1, "unknown product form");
-    int sms = 0;
-    CUZK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    fp_t* out = nullptr;
-    CUZK_TRY(cudaMalloc(&out, sizeof(fp_t)));
-    uint32_t blocks = sms * 8, threads = 256;
-    const int iters = 4096;
-    auto launch = [&](uint32_t seed, int n) {
-        if (form == 0) fp_mul_chain_kernel<0><<<blocks, threads>>>(out, seed, n);
-        if (form == 1) fp_mul_chain_kernel<1><<<blocks, threads>>>(out, seed, n);
-        if (form == 2) fp_mul_chain_kernel<2><<<blocks, threads>>>(out, seed, n);
-        if (form == 3) fp_mul_chain_kernel<3><<<blocks, threads>>>(out, seed, n);
-        if (form == 4) fp_mul_chain_kernel<4><<<blocks, threads>>>(out, seed, n);
-    };
-    launch(1, 64);  // warm-up
-    float ms = 0;
-    CUZK_CHECK(time_on_device(
-        [&] {
-            launch(2, iters);
-            return status_from(cudaGetLastError(), "fp_mul_chain_kernel");
-        },
-        &ms));
-    *muls_per_second = (double)blocks * threads * iters / (ms * 1e-3);
-    cudaFree(out);
-    return status_ok();
+    // One chain per thread: one product per round.
+    return chain_rate(sizeof(fp_t), 4096, 1.0, "fp_mul_chain_kernel",
+                      [form](void* o, uint32_t seed, int n, uint32_t blocks, uint32_t threads) {
+                          fp_t* out = (fp_t*)o;
+                          if (form == 0) fp_mul_chain_kernel<0><<<blocks, threads>>>(out, seed, n);
+                          if (form == 1) fp_mul_chain_kernel<1><<<blocks, threads>>>(out, seed, n);
+                          if (form == 2) fp_mul_chain_kernel<2><<<blocks, threads>>>(out, seed, n);
+                          if (form == 3) fp_mul_chain_kernel<3><<<blocks, threads>>>(out, seed, n);
+                          if (form == 4) fp_mul_chain_kernel<4><<<blocks, threads>>>(out, seed, n);
+                      },
+                      muls_per_second);
 }
 
 }  // extern "C"

@@ -31,19 +31,25 @@ __device__ __forceinline__ uint32_t bitrev(uint32_t x, uint32_t bits) {
     return bits == 0 ? 0 : (__brev(x) >> (32 - bits));
 }
 
-__device__ __forceinline__ fr_t load(const fr_t* p) {
-    const uint4* q = reinterpret_cast<const uint4*>(p);
-    uint4 a = q[0], b = q[1];
+// A scalar as two 16-byte halves (low words first), for 16-byte loads and stores.
+__device__ __forceinline__ fr_t from_halves(const uint4& a, const uint4& b) {
     fr_t r;
     r.l[0] = a.x; r.l[1] = a.y; r.l[2] = a.z; r.l[3] = a.w;
     r.l[4] = b.x; r.l[5] = b.y; r.l[6] = b.z; r.l[7] = b.w;
     return r;
 }
+__device__ __forceinline__ uint4 low_half(const fr_t& v) { return make_uint4(v.l[0], v.l[1], v.l[2], v.l[3]); }
+__device__ __forceinline__ uint4 high_half(const fr_t& v) { return make_uint4(v.l[4], v.l[5], v.l[6], v.l[7]); }
+
+__device__ __forceinline__ fr_t load(const fr_t* p) {
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+    return from_halves(q[0], q[1]);
+}
 
 __device__ __forceinline__ void store(fr_t* p, const fr_t& v) {
     uint4* q = reinterpret_cast<uint4*>(p);
-    q[0] = make_uint4(v.l[0], v.l[1], v.l[2], v.l[3]);
-    q[1] = make_uint4(v.l[4], v.l[5], v.l[6], v.l[7]);
+    q[0] = low_half(v);
+    q[1] = high_half(v);
 }
 
 // first * (*base)^(start + k) for k < chunk, one chunk per thread; base and first (1 when null) are read from device
@@ -142,17 +148,13 @@ struct PassSmem {
     __device__ __forceinline__ fr_t get(uint32_t l) const {
         if (!SWZ) return load(reinterpret_cast<const fr_t*>(base) + l);
         const uint32_t p = swz(l);
-        const uint4 a = base[p], b = base[e + p];
-        fr_t r;
-        r.l[0] = a.x; r.l[1] = a.y; r.l[2] = a.z; r.l[3] = a.w;
-        r.l[4] = b.x; r.l[5] = b.y; r.l[6] = b.z; r.l[7] = b.w;
-        return r;
+        return from_halves(base[p], base[e + p]);
     }
     __device__ __forceinline__ void set(uint32_t l, const fr_t& v) const {
         if (!SWZ) return store(reinterpret_cast<fr_t*>(base) + l, v);
         const uint32_t p = swz(l);
-        base[p] = make_uint4(v.l[0], v.l[1], v.l[2], v.l[3]);
-        base[e + p] = make_uint4(v.l[4], v.l[5], v.l[6], v.l[7]);
+        base[p] = low_half(v);
+        base[e + p] = high_half(v);
     }
 };
 
@@ -887,32 +889,19 @@ cuzk_status cuzk_ceiling_imad(double* imad_per_second) {
 }
 
 cuzk_status cuzk_ceiling_fr_mul(double* muls_per_second) {
-    int sms = 0;
-    CUZK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    fr_t* out = nullptr;
-    CUZK_TRY(cudaMalloc(&out, sizeof(fr_t)));
-    const uint32_t blocks = sms * 8, threads = 256;
-    const int iters = 2048;
-    auto launch = [&](uint32_t seed, int n) {
-        switch (mul_form()) {
-            case MulForm::Chains: fr_mul_chain_kernel<MulForm::Chains><<<blocks, threads>>>(out, seed, n); break;
-            case MulForm::Fold: fr_mul_chain_kernel<MulForm::Fold><<<blocks, threads>>>(out, seed, n); break;
-            case MulForm::Float64: fr_mul_chain_kernel<MulForm::Float64><<<blocks, threads>>>(out, seed, n); break;
-            case MulForm::Hybrid: fr_mul_chain_kernel<MulForm::Hybrid><<<blocks, threads>>>(out, seed, n); break;
-            default: fr_mul_chain_kernel<MulForm::Unsaturated><<<blocks, threads>>>(out, seed, n);
-        }
-    };
-    launch(1, 64);  // warm-up
-    float ms = 0;
-    CUZK_CHECK(time_on_device(
-        [&] {
-            launch(2, iters);
-            return status_from(cudaGetLastError(), "fr_mul_chain_kernel");
-        },
-        &ms));
-    *muls_per_second = 2.0 * blocks * threads * iters / (ms * 1e-3);
-    cudaFree(out);
-    return status_ok();
+    // Two chains per thread: two products per round.
+    return chain_rate(sizeof(fr_t), 2048, 2.0, "fr_mul_chain_kernel",
+                      [](void* o, uint32_t seed, int n, uint32_t blocks, uint32_t threads) {
+                          fr_t* out = (fr_t*)o;
+                          switch (mul_form()) {
+                              case MulForm::Chains: fr_mul_chain_kernel<MulForm::Chains><<<blocks, threads>>>(out, seed, n); break;
+                              case MulForm::Fold: fr_mul_chain_kernel<MulForm::Fold><<<blocks, threads>>>(out, seed, n); break;
+                              case MulForm::Float64: fr_mul_chain_kernel<MulForm::Float64><<<blocks, threads>>>(out, seed, n); break;
+                              case MulForm::Hybrid: fr_mul_chain_kernel<MulForm::Hybrid><<<blocks, threads>>>(out, seed, n); break;
+                              default: fr_mul_chain_kernel<MulForm::Unsaturated><<<blocks, threads>>>(out, seed, n);
+                          }
+                      },
+                      muls_per_second);
 }
 
 cuzk_status cuzk_time_ntt(const cuzk_ntt_domain* d, void* data, uint32_t iterations, double* median_ms) {
