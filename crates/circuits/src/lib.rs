@@ -149,6 +149,36 @@ mod tests {
     }
 
     #[test]
+    fn porep_like_circuit_is_satisfied() {
+        use lc_indexer::{SmallVecTerms, VecTerms};
+        // Several blocks, so packings take earlier packed values as well as bits; two seeds, two backends.
+        for seed in [1, 2] {
+            let mut cs = TestConstraintSystem::<Scalar>::new();
+            PorepLikeCircuit::<VecTerms>::new(7 * BLOCK_ROWS, 3, seed)
+                .synthesize(&mut cs)
+                .unwrap();
+            assert!(
+                cs.is_satisfied(),
+                "seed {seed}: {:?}",
+                cs.which_is_unsatisfied()
+            );
+            assert_eq!(cs.num_constraints(), 7 * BLOCK_ROWS);
+            let mut small = TestConstraintSystem::<Scalar>::new();
+            PorepLikeCircuit::<SmallVecTerms<2>>::new(7 * BLOCK_ROWS, 3, seed)
+                .synthesize(&mut small)
+                .unwrap();
+            assert!(small.is_satisfied());
+            assert_eq!(small.hash(), cs.hash(), "same shape, whatever the backend");
+        }
+        // Without a seed the circuit has its shape but no values.
+        let mut cs = TestConstraintSystem::<Scalar>::new();
+        let err = PorepLikeCircuit::<VecTerms>::blank(BLOCK_ROWS, 3)
+            .synthesize(&mut cs)
+            .unwrap_err();
+        assert!(matches!(err, SynthesisError::AssignmentMissing), "{err:?}");
+    }
+
+    #[test]
     fn wrong_preimage_length_is_rejected() {
         let err = Sha256Circuit::new(1, vec![0; 64]).unwrap_err();
         assert!(err.contains("55-byte"), "{err}");

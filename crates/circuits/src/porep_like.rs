@@ -107,7 +107,32 @@ struct Vars {
     one: Variable,
     inputs: Vec<Variable>,
     aux: Vec<Variable>,
-    values: Vec<Option<Scalar>>,
+    /// Witness values (empty for a blank circuit): a byte per bit, and the packed values apart, so the circuit holds
+    /// 1 byte per aux variable besides its `Variable` instead of an `Option<Scalar>` (40 bytes).
+    values: Values,
+}
+
+/// The values of the aux variables so far. A block's aux variables are its fresh bits, its XOR results (both bits) and
+/// its packed values, in that order, so an index says which kind it is.
+struct Values {
+    /// By aux index: the bit, or 0 in a packed value's slot.
+    bits: Vec<u8>,
+    /// By packing, in order: `PACKS` per block.
+    packed: Vec<Scalar>,
+}
+
+impl Values {
+    /// Packing number of aux index `idx`, if it is a packed value.
+    fn packing(idx: usize) -> Option<usize> {
+        let slot = idx % BLOCK_ROWS;
+        (slot >= FRESH + XORS).then(|| idx / BLOCK_ROWS * PACKS + slot - FRESH - XORS)
+    }
+
+    /// The bit at aux index `idx` (a fresh bit or an XOR result).
+    fn bit(&self, idx: usize) -> bool {
+        debug_assert!(Self::packing(idx).is_none());
+        self.bits[idx] == 1
+    }
 }
 
 impl Vars {
@@ -128,8 +153,12 @@ impl<S: TermStorage> Circuit<Scalar> for PorepLikeCircuit<S> {
         let mut vars = Vars {
             one: CS::one(),
             inputs: Vec::new(),
-            aux: Vec::new(),
-            values: Vec::new(),
+            // Sized up front: at PoRep scale a doubling would copy gigabytes and hold both copies at once.
+            aux: Vec::with_capacity(self.blocks * BLOCK_ROWS),
+            values: Values {
+                bits: Vec::with_capacity(if known { self.blocks * BLOCK_ROWS } else { 0 }),
+                packed: Vec::with_capacity(if known { self.blocks * PACKS } else { 0 }),
+            },
         };
         for i in 0..self.public_inputs {
             let v = known.then(|| Scalar::from(rng.next_u64()));
@@ -137,6 +166,7 @@ impl<S: TermStorage> Circuit<Scalar> for PorepLikeCircuit<S> {
                 .push(cs.alloc_input(|| format!("input {i}"), || value(v))?);
         }
         let two = Scalar::from(2u64);
+        let bit_value = |b: bool| if b { Scalar::ONE } else { Scalar::ZERO };
         // Aux indices (into vars.aux) not yet used on an A side, oldest first: later rows consume them first.
         // XOR results (bits) feed later XORs and packings; packed values (not bits) feed only later packings.
         let mut pending: VecDeque<usize> = VecDeque::new();
@@ -144,16 +174,12 @@ impl<S: TermStorage> Circuit<Scalar> for PorepLikeCircuit<S> {
         for block in 0..self.blocks {
             let mut fresh = Vec::with_capacity(FRESH);
             for k in 0..FRESH {
-                let bit = known.then(|| {
-                    if rng.next_u32() % 100 < 52 {
-                        Scalar::ZERO
-                    } else {
-                        Scalar::ONE
-                    }
-                });
-                let var = cs.alloc(|| format!("b{block}.{k}"), || value(bit))?;
+                let bit = known.then(|| rng.next_u32() % 100 >= 52);
+                let var = cs.alloc(|| format!("b{block}.{k}"), || value(bit.map(bit_value)))?;
                 vars.aux.push(var);
-                vars.values.push(bit);
+                if let Some(b) = bit {
+                    vars.values.bits.push(u8::from(b));
+                }
                 let b = vars.aux.len() - 1;
                 // The LCs are built inside the closures: a witness-only synthesis never pays for them.
                 let v = &vars;
@@ -178,13 +204,13 @@ impl<S: TermStorage> Circuit<Scalar> for PorepLikeCircuit<S> {
                 // a: an earlier result not yet on an A side if any, else a fresh bit; b: always a fresh bit (B-aux = fresh only).
                 let a_idx = pending.pop_front().unwrap_or(fresh[k % FRESH]);
                 let b_idx = fresh[(k * 7 + 3) % FRESH];
-                let c_val = match (vars.values[a_idx], vars.values[b_idx]) {
-                    (Some(x), Some(y)) => Some(x + y - two * x * y),
-                    _ => None,
-                };
-                let var = cs.alloc(|| format!("x{block}.{k}"), || value(c_val))?;
+                // The constraint's c = a + b - 2ab is a XOR b on bits.
+                let c_bit = known.then(|| vars.values.bit(a_idx) ^ vars.values.bit(b_idx));
+                let var = cs.alloc(|| format!("x{block}.{k}"), || value(c_bit.map(bit_value)))?;
                 vars.aux.push(var);
-                vars.values.push(c_val);
+                if let Some(c) = c_bit {
+                    vars.values.bits.push(u8::from(c));
+                }
                 let c_idx = vars.aux.len() - 1;
                 let v = &vars;
                 cs.enforce(
@@ -211,7 +237,9 @@ impl<S: TermStorage> Circuit<Scalar> for PorepLikeCircuit<S> {
             }
             for k in 0..PACKS {
                 let mut terms = Vec::with_capacity(PACK_BITS);
-                let mut sum = Some(Scalar::ZERO);
+                // Σ 2^t·v_t: the bits' part as an integer (PACK_BITS < 64), the packed values' part in the field.
+                let mut bits_part = 0u64;
+                let mut packed_part = Scalar::ZERO;
                 let mut coeff = Scalar::ONE;
                 for t in 0..PACK_BITS {
                     let idx = match pending_packed.pop_front() {
@@ -221,16 +249,23 @@ impl<S: TermStorage> Circuit<Scalar> for PorepLikeCircuit<S> {
                             .unwrap_or(fresh[(k * PACK_BITS + t) % FRESH]),
                     };
                     terms.push((idx, coeff));
-                    sum = match (sum, vars.values[idx]) {
-                        (Some(s), Some(v)) => Some(s + v * coeff),
-                        _ => None,
-                    };
+                    if known {
+                        match Values::packing(idx) {
+                            Some(p) => packed_part += vars.values.packed[p] * coeff,
+                            None => bits_part |= u64::from(vars.values.bit(idx)) << t,
+                        }
+                    }
                     coeff = coeff.double();
                 }
+                let sum = known.then(|| Scalar::from(bits_part) + packed_part);
                 let var = cs.alloc(|| format!("pack{block}.{k}"), || value(sum))?;
                 vars.aux.push(var);
-                vars.values.push(sum);
+                if let Some(x) = sum {
+                    vars.values.bits.push(0);
+                    vars.values.packed.push(x);
+                }
                 let x_idx = vars.aux.len() - 1;
+                debug_assert_eq!(Values::packing(x_idx), Some(block * PACKS + k));
                 let v = &vars;
                 cs.enforce(
                     || format!("pack {block}.{k}"),
