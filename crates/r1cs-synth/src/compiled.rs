@@ -207,40 +207,43 @@ impl CompiledShape {
     /// [`Error::Synthesis`] if the circuit fails; [`Error::ShapeMismatch`] if it allocates other counts than the compiled shape
     /// (a circuit whose structure depends on its values cannot use a compiled shape).
     pub fn witness<C: Circuit<Scalar>>(&self, circuit: C) -> Result<Witness> {
-        self.witness_into(circuit, Vec::new())
+        let (mut values, aux) = self.witness_into(circuit, Vec::new(), Vec::new())?;
+        values.extend_from_slice(&aux);
+        Ok(Witness {
+            values,
+            num_inputs: self.num_inputs,
+        })
     }
 
-    /// [`CompiledShape::witness`] into `values`'s memory (cleared first, grown if it is too small).
+    /// [`CompiledShape::witness`] into the memory of `inputs` and `aux` (cleared first, grown if too small): the input
+    /// values (ONE first) and the aux values, apart. Apart, because the aux vector is what the assignment keeps (and a
+    /// GPU prover uploads) as it is: a single vector with the inputs in front would have to be shifted by the inputs'
+    /// width afterwards, a copy of the whole witness (4 GiB at a PoRep partition's size).
     fn witness_into<C: Circuit<Scalar>>(
         &self,
         circuit: C,
-        mut values: Vec<Scalar>,
-    ) -> Result<Witness> {
-        // One vector for every value, inputs in the first num_inputs slots: the products read it as it is, and the
-        // aux assignment is its tail afterwards (no second copy of the witness at the peak).
-        values.clear();
-        values.reserve(self.num_inputs + self.num_aux);
-        values.resize(self.num_inputs.max(1), Scalar::ZERO);
-        values[0] = Scalar::ONE;
-        let mut w = WitnessCs {
-            values,
-            num_inputs: self.num_inputs.max(1),
-            inputs: 1,
-        };
+        mut inputs: Vec<Scalar>,
+        mut aux: Vec<Scalar>,
+    ) -> Result<(Vec<Scalar>, Vec<Scalar>)> {
+        inputs.clear();
+        inputs.reserve(self.num_inputs.max(1));
+        inputs.push(Scalar::ONE);
+        aux.clear();
+        aux.reserve(self.num_aux);
+        let mut w = WitnessCs { inputs, aux };
         circuit
             .synthesize(&mut w)
             .map_err(|source| Error::Synthesis { circuit: 0, source })?;
-        let aux = w.values.len() - w.num_inputs;
-        if w.inputs != self.num_inputs || aux != self.num_aux {
+        if w.inputs.len() != self.num_inputs || w.aux.len() != self.num_aux {
             return Err(Error::ShapeMismatch(format!(
                 "the circuit allocated {} inputs and {} aux variables; the compiled shape has {} and {}",
-                w.inputs, aux, self.num_inputs, self.num_aux
+                w.inputs.len(),
+                w.aux.len(),
+                self.num_inputs,
+                self.num_aux
             )));
         }
-        Ok(Witness {
-            values: w.values,
-            num_inputs: self.num_inputs,
-        })
+        Ok((w.inputs, w.aux))
     }
 
     /// Synthesizes `circuit`'s witness only (its `enforce` calls cost nothing) and computes a, b and c from the matrices.
@@ -271,44 +274,32 @@ impl CompiledShape {
             ..
         } = spare;
         let started = std::time::Instant::now();
-        let Witness { values, .. } = self.witness_into(circuit, aux_assignment)?;
+        let (inputs, aux) = self.witness_into(circuit, input_assignment, aux_assignment)?;
         let witness = started.elapsed();
-        rayon::join(
-            || self.spmv(&self.a, &values, &mut a),
-            || {
-                rayon::join(
-                    || self.spmv(&self.b, &values, &mut b),
-                    || self.spmv(&self.c, &values, &mut c),
-                )
-            },
-        );
+        self.products(&inputs, &aux, [&mut a, &mut b, &mut c]);
         tracing::debug!(
             witness_ms = witness.as_secs_f64() * 1e3,
             products_ms = (started.elapsed() - witness).as_secs_f64() * 1e3,
             "compiled synthesis"
         );
-        Ok(self.assignment(values, input_assignment, [a, b, c], 0))
+        Ok(self.assignment(inputs, aux, [a, b, c], 0))
     }
 
-    /// The assignment of a witness: `values` holds the inputs, then the aux values (its tail becomes the aux
-    /// assignment, its head is copied into `inputs`' memory), with a, b and c (empty, and `deferred_rows` the
+    /// The assignment of a witness (its input and aux values), with a, b and c (empty, and `deferred_rows` the
     /// constraint count, when they are left to the prover) and the shape's densities.
     fn assignment(
         &self,
-        mut values: Vec<Scalar>,
-        mut inputs: Vec<Scalar>,
+        inputs: Vec<Scalar>,
+        aux: Vec<Scalar>,
         [a, b, c]: [Vec<Scalar>; 3],
         deferred_rows: usize,
     ) -> ProvingAssignment {
-        inputs.clear();
-        inputs.extend_from_slice(&values[..self.num_inputs]);
-        values.drain(..self.num_inputs);
         ProvingAssignment {
             a,
             b,
             c,
             input_assignment: inputs,
-            aux_assignment: values,
+            aux_assignment: aux,
             a_aux_density: self.a_aux_density.clone(),
             b_input_density: self.b_input_density.clone(),
             b_aux_density: self.b_aux_density.clone(),
@@ -335,13 +326,8 @@ impl CompiledShape {
             aux_assignment,
             ..
         } = spare;
-        let Witness { values, .. } = self.witness_into(circuit, aux_assignment)?;
-        Ok(self.assignment(
-            values,
-            input_assignment,
-            Default::default(),
-            self.num_constraints(),
-        ))
+        let (inputs, aux) = self.witness_into(circuit, input_assignment, aux_assignment)?;
+        Ok(self.assignment(inputs, aux, Default::default(), self.num_constraints()))
     }
 
     /// Computes the a, b and c that [`CompiledShape::witness_assignment`] left out, on the host (into `pa`'s vectors),
@@ -354,24 +340,10 @@ impl CompiledShape {
             return Ok(());
         }
         self.check_counts(pa)?;
-        let ni = pa.input_assignment.len();
-        let (inputs, aux) = (&pa.input_assignment, &pa.aux_assignment);
-        let value = |col: usize| {
-            if col < ni {
-                inputs[col]
-            } else {
-                aux[col - ni]
-            }
-        };
-        let (a, b, c) = (&mut pa.a, &mut pa.b, &mut pa.c);
-        rayon::join(
-            || self.spmv_with(&self.a, value, a),
-            || {
-                rayon::join(
-                    || self.spmv_with(&self.b, value, b),
-                    || self.spmv_with(&self.c, value, c),
-                )
-            },
+        self.products(
+            &pa.input_assignment,
+            &pa.aux_assignment,
+            [&mut pa.a, &mut pa.b, &mut pa.c],
         );
         pa.deferred_rows = 0;
         Ok(())
@@ -434,12 +406,29 @@ impl CompiledShape {
             .collect()
     }
 
-    /// Row-parallel sparse matrix times vector, into `out` (its allocation reused).
-    fn spmv(&self, m: &CsrMatrix, values: &[Scalar], out: &mut Vec<Scalar>) {
-        self.spmv_with(m, |col| values[col], out)
+    /// a, b and c of the witness `inputs` then `aux` (the matrices' column order), into `out`'s vectors (their
+    /// allocations reused), the three products side by side and each row-parallel.
+    fn products(&self, inputs: &[Scalar], aux: &[Scalar], [a, b, c]: [&mut Vec<Scalar>; 3]) {
+        let ni = inputs.len();
+        let value = |col: usize| {
+            if col < ni {
+                inputs[col]
+            } else {
+                aux[col - ni]
+            }
+        };
+        rayon::join(
+            || self.spmv_with(&self.a, value, a),
+            || {
+                rayon::join(
+                    || self.spmv_with(&self.b, value, b),
+                    || self.spmv_with(&self.c, value, c),
+                )
+            },
+        );
     }
 
-    /// [`CompiledShape::spmv`] over a vector that `value(column)` reads.
+    /// Row-parallel sparse matrix times the vector that `value(column)` reads, into `out` (its allocation reused).
     fn spmv_with(
         &self,
         m: &CsrMatrix,
@@ -477,13 +466,10 @@ pub struct Witness {
 }
 
 /// A constraint system that keeps only the witness: allocations run their closures, `enforce` builds nothing.
-/// `values` holds the inputs in its first `num_inputs` slots (as many as the shape has), then the aux values in
-/// allocation order; inputs beyond the shape's count are only counted (the caller rejects the circuit).
+/// `inputs` holds the input values (ONE first), `aux` the aux values, each in allocation order.
 struct WitnessCs {
-    values: Vec<Scalar>,
-    num_inputs: usize,
-    /// Inputs allocated so far, ONE included.
-    inputs: usize,
+    inputs: Vec<Scalar>,
+    aux: Vec<Scalar>,
 }
 
 impl ConstraintSystem<Scalar> for WitnessCs {
@@ -495,10 +481,8 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        self.values.push(f()?);
-        Ok(Variable::new_unchecked(Index::Aux(
-            self.values.len() - 1 - self.num_inputs,
-        )))
+        self.aux.push(f()?);
+        Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
     }
 
     fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
@@ -507,12 +491,8 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        let value = f()?;
-        if let Some(slot) = self.values[..self.num_inputs].get_mut(self.inputs) {
-            *slot = value;
-        }
-        self.inputs += 1;
-        Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
+        self.inputs.push(f()?);
+        Ok(Variable::new_unchecked(Index::Input(self.inputs.len() - 1)))
     }
 
     fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
