@@ -207,24 +207,16 @@ impl CompiledShape {
     /// [`Error::Synthesis`] if the circuit fails; [`Error::ShapeMismatch`] if it allocates other counts than the compiled shape
     /// (a circuit whose structure depends on its values cannot use a compiled shape).
     pub fn witness<C: Circuit<Scalar>>(&self, circuit: C) -> Result<Witness> {
-        let (mut values, aux) = self.witness_into(circuit, Vec::new(), Vec::new())?;
-        values.extend_from_slice(&aux);
-        Ok(Witness {
-            values,
-            num_inputs: self.num_inputs,
-        })
+        self.witness_into(circuit, Vec::new(), Vec::new())
     }
 
-    /// [`CompiledShape::witness`] into the memory of `inputs` and `aux` (cleared first, grown if too small): the input
-    /// values (ONE first) and the aux values, apart. Apart, because the aux vector is what the assignment keeps (and a
-    /// GPU prover uploads) as it is: a single vector with the inputs in front would have to be shifted by the inputs'
-    /// width afterwards, a copy of the whole witness (4 GiB at a PoRep partition's size).
+    /// [`CompiledShape::witness`] into the memory of `inputs` and `aux` (cleared first, grown if too small).
     fn witness_into<C: Circuit<Scalar>>(
         &self,
         circuit: C,
         mut inputs: Vec<Scalar>,
         mut aux: Vec<Scalar>,
-    ) -> Result<(Vec<Scalar>, Vec<Scalar>)> {
+    ) -> Result<Witness> {
         inputs.clear();
         inputs.reserve(self.num_inputs.max(1));
         inputs.push(Scalar::ONE);
@@ -243,7 +235,10 @@ impl CompiledShape {
                 self.num_aux
             )));
         }
-        Ok((w.inputs, w.aux))
+        Ok(Witness {
+            inputs: w.inputs,
+            aux: w.aux,
+        })
     }
 
     /// Synthesizes `circuit`'s witness only (its `enforce` calls cost nothing) and computes a, b and c from the matrices.
@@ -274,7 +269,8 @@ impl CompiledShape {
             ..
         } = spare;
         let started = std::time::Instant::now();
-        let (inputs, aux) = self.witness_into(circuit, input_assignment, aux_assignment)?;
+        let Witness { inputs, aux } =
+            self.witness_into(circuit, input_assignment, aux_assignment)?;
         let witness = started.elapsed();
         self.products(&inputs, &aux, [&mut a, &mut b, &mut c]);
         tracing::debug!(
@@ -326,7 +322,8 @@ impl CompiledShape {
             aux_assignment,
             ..
         } = spare;
-        let (inputs, aux) = self.witness_into(circuit, input_assignment, aux_assignment)?;
+        let Witness { inputs, aux } =
+            self.witness_into(circuit, input_assignment, aux_assignment)?;
         Ok(self.assignment(inputs, aux, Default::default(), self.num_constraints()))
     }
 
@@ -406,7 +403,7 @@ impl CompiledShape {
             .collect()
     }
 
-    /// a, b and c of the witness `inputs` then `aux` (the matrices' column order), into `out`'s vectors (their
+    /// a, b and c of the witness `inputs` then `aux` (the matrices' column order), into the given vectors (their
     /// allocations reused), the three products side by side and each row-parallel.
     fn products(&self, inputs: &[Scalar], aux: &[Scalar], [a, b, c]: [&mut Vec<Scalar>; 3]) {
         let ni = inputs.len();
@@ -455,14 +452,16 @@ impl CompiledShape {
     }
 }
 
-/// A circuit's full assignment from [`CompiledShape::witness`]: the inputs (ONE first), then the aux values, in the
-/// matrices' column order.
+/// A circuit's full assignment from [`CompiledShape::witness`], in the matrices' column order: the inputs (ONE
+/// first), then the aux values. The two are kept apart because the aux vector is what an assignment keeps (and a GPU
+/// prover uploads) as it is: one vector with the inputs in front would have to be shifted by the inputs' width
+/// afterwards, a copy of the whole witness (4 GiB at a PoRep partition's size).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Witness {
-    /// Every value, column-indexed as the matrices are.
-    pub values: Vec<Scalar>,
-    /// How many of them are inputs.
-    pub num_inputs: usize,
+    /// The input values, ONE first.
+    pub inputs: Vec<Scalar>,
+    /// The aux values, in allocation order.
+    pub aux: Vec<Scalar>,
 }
 
 /// A constraint system that keeps only the witness: allocations run their closures, `enforce` builds nothing.

@@ -50,9 +50,8 @@ fn compiled_equals_direct_on_sha256_and_reuses_the_shape() {
         let direct = synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap();
         // The witness step alone: the direct path's inputs then aux, in column order.
         let w = shape.witness(circuit.clone()).unwrap();
-        assert_eq!(w.num_inputs, direct.input_assignment.len());
-        assert_eq!(w.values[..w.num_inputs], direct.input_assignment[..]);
-        assert_eq!(w.values[w.num_inputs..], direct.aux_assignment[..]);
+        assert_eq!(w.inputs, direct.input_assignment);
+        assert_eq!(w.aux, direct.aux_assignment);
         assert_eq!(shape.synthesize(circuit).unwrap(), direct);
     }
 }
