@@ -82,13 +82,14 @@ __device__ __forceinline__ uint32_t bits_at(const uint32_t* limbs, uint32_t pos,
     return (uint32_t)(((lo | (hi << 32)) >> sh) & ((1ull << c) - 1));
 }
 
-// Calls fn(window, |digit|, negative) for each non-zero signed digit of a canonical scalar. Digits lie in
-// [-(2^(c-1) - 1), 2^(c-1)]; windows * c >= 256 > 255 bits leaves no carry out of the top window.
+// Calls fn(window, |digit|, negative) for each non-zero signed digit of a canonical scalar in windows [from, to).
+// Digits lie in [-(2^(c-1) - 1), 2^(c-1)]; windows * c >= 256 > 255 bits leaves no carry out of the top window. The
+// carries run from window 0 whatever `from` is, so a range gives the same digits as the whole scalar's walk.
 template <class Fn>
-__device__ __forceinline__ void for_each_digit(const fr_t& s, uint32_t c, uint32_t windows, Fn fn) {
+__device__ __forceinline__ void for_each_digit_in(const fr_t& s, uint32_t c, uint32_t from, uint32_t to, Fn fn) {
     uint32_t carry = 0;
     const uint32_t half = 1u << (c - 1);
-    for (uint32_t w = 0; w < windows; w++) {
+    for (uint32_t w = 0; w < to; w++) {
         uint32_t d = bits_at(s.l, w * c, c) + carry;
         bool neg = d > half;
         if (neg) {
@@ -97,8 +98,13 @@ __device__ __forceinline__ void for_each_digit(const fr_t& s, uint32_t c, uint32
         } else {
             carry = 0;
         }
-        if (d != 0) fn(w, d, neg);
+        if (w >= from && d != 0) fn(w, d, neg);
     }
+}
+
+template <class Fn>
+__device__ __forceinline__ void for_each_digit(const fr_t& s, uint32_t c, uint32_t windows, Fn fn) {
+    for_each_digit_in(s, c, 0, windows, fn);
 }
 
 __global__ void classify_kernel(const fr_t* __restrict__ in, fr_t* __restrict__ canon, uint32_t n, int split,
@@ -137,13 +143,21 @@ __global__ void histogram_kernel(const fr_t* __restrict__ canon, uint32_t n, int
     for_each_digit(s, c, windows, [&](uint32_t w, uint32_t d, bool) { atomicAdd(&counts[w * buckets + d], 1u); });
 }
 
+// Blocks of grid row y scatter windows [y * group, (y + 1) * group). Blocks start roughly in index order, so the
+// card works on about one group at a time, and the write fronts of that group's buckets (a partly filled 32-byte
+// sector each) and their cursors stay in L2. With all 13 windows of a 2^26 MSM at once, 6.8M fronts (218 MB)
+// overflowed the 50 MB L2 and the scatter took 75 ms (ncu: L2 hit rate 63 %, warps stalled 518 cycles an instruction
+// on the cursor atomics); a window at a time, the whole sort takes 54.5 ms where it took 83.4 (H200, 2026-12-02). The
+// price is a read of the scalars per group (scatter_group chooses).
 __global__ void scatter_kernel(const fr_t* __restrict__ canon, uint32_t n, int split, uint32_t c, uint32_t windows,
-                               uint32_t buckets, uint32_t* __restrict__ cursor, uint32_t* __restrict__ entries) {
+                               uint32_t group, uint32_t buckets, uint32_t* __restrict__ cursor,
+                               uint32_t* __restrict__ entries) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     fr_t s = canon[i];
     if (!is_pippenger(s, split)) return;
-    for_each_digit(s, c, windows, [&](uint32_t w, uint32_t d, bool neg) {
+    uint32_t from = blockIdx.y * group, to = min(windows, from + group);
+    for_each_digit_in(s, c, from, to, [&](uint32_t w, uint32_t d, bool neg) {
         uint32_t pos = atomicAdd(&cursor[w * buckets + d], 1u);
         entries[pos] = i | (neg ? 0x80000000u : 0u);
     });
@@ -544,6 +558,24 @@ bool sort_tasks_by_length() {
     return v;
 }
 
+// Windows scattered per grid row (scatter_kernel). Each row reads all n scalars again, so sparse MSMs (fewer than a
+// quarter of the scalars left for Pippenger, as in a Groth16 assignment) keep every window in one row; otherwise a
+// row takes as many windows as keep its buckets' write fronts within 2 MiB (c = 20: one window, c = 16: two).
+// CUZK_MSM_SCATTER_GROUP=G (read once) forces G, an A/B switch. Sort phase, G = 1 / 2 / 13: 2^24 random (c = 16)
+// 11.6 / 10.5 / 12.7 ms, 2^26 random (c = 20) 54.5 / 58.7 / 83.5 ms; 2^26 PoRep-like (c = 16, 2.5 % others) with
+// G = 1 15.4 ms (H200, 2026-12-02).
+uint32_t scatter_group(uint64_t n, uint64_t others, uint32_t windows, uint32_t buckets) {
+    static long forced = [] {
+        const char* e = getenv("CUZK_MSM_SCATTER_GROUP");
+        long g = e ? strtol(e, nullptr, 10) : 0;
+        return g >= 1 && g <= 64 ? g : 0l;
+    }();
+    if (forced) return std::min<uint32_t>(windows, (uint32_t)forced);
+    if (others * 4 < n) return windows;
+    uint64_t fit = (2ull << 20) / ((uint64_t)buckets * 32);
+    return (uint32_t)std::max<uint64_t>(1, std::min<uint64_t>(windows, fit));
+}
+
 // Below this many tasks (well under one wave of the card) the sort's launches cost more than the balance gains.
 constexpr uint32_t SORT_MIN_TASKS = 1u << 16;
 
@@ -889,8 +921,10 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_CHECK(scratch(B->cub, tmp, "the scan"));
         CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, counts, offsets, (int)total, st));
         CUZK_TRY(cudaMemcpyAsync(cursor, offsets, (size_t)total * 4, cudaMemcpyDeviceToDevice, st));
-        scatter_kernel<<<blocks_for(n, 256), 256, 0, st>>>(canon, n32, split, c, windows, buckets, cursor,
-                                                           (uint32_t*)B->entries.ptr);
+        uint32_t group = scatter_group(n, others, windows, buckets);
+        dim3 grid(blocks_for(n, 256), (windows + group - 1) / group);
+        scatter_kernel<<<grid, 256, 0, st>>>(canon, n32, split, c, windows, group, buckets, cursor,
+                                             (uint32_t*)B->entries.ptr);
         CUZK_TRY_LAUNCH("scatter_kernel");
         CUZK_TRY(cudaEventRecord(B->ev[3], st));
 
