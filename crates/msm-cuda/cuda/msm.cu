@@ -560,10 +560,10 @@ bool sort_tasks_by_length() {
 
 // Windows scattered per grid row (scatter_kernel). Each row reads all n scalars again, so sparse MSMs (fewer than a
 // quarter of the scalars left for Pippenger, as in a Groth16 assignment) keep every window in one row; otherwise a
-// row takes as many windows as keep its buckets' write fronts within 2 MiB (c = 20: one window, c = 16: two).
-// CUZK_MSM_SCATTER_GROUP=G (read once) forces G, an A/B switch. Sort phase, G = 1 / 2 / 13: 2^24 random (c = 16)
-// 11.6 / 10.5 / 12.7 ms, 2^26 random (c = 20) 54.5 / 58.7 / 83.5 ms; 2^26 PoRep-like (c = 16, 2.5 % others) with
-// G = 1 15.4 ms (H200, 2026-12-02).
+// row takes as many windows as keep its buckets' write fronts within 2 MiB (one window from c = 16 up: 2^15 + 1
+// buckets take just over 1 MiB). CUZK_MSM_SCATTER_GROUP=G (read once) forces G, an A/B switch. Sort phase, G = 1 / 2
+// / 13: 2^24 random (c = 16) 11.6 / 10.5 / 12.7 ms, 2^26 random (c = 20) 54.5 / 58.7 / 83.5 ms; 2^26 PoRep-like
+// (c = 16, 2.5 % others) with G = 1 15.4 ms, with every window in one row 3.4 ms (H200, 2026-12-02).
 uint32_t scatter_group(uint64_t n, uint64_t others, uint32_t windows, uint32_t buckets) {
     static long forced = [] {
         const char* e = getenv("CUZK_MSM_SCATTER_GROUP");
