@@ -21,7 +21,7 @@ pub(crate) struct FixedBase<G: Curve> {
 
 impl<G> FixedBase<G>
 where
-    G: Curve + Group<Scalar = Scalar> + Send + Sync + for<'a> AddAssign<&'a G::AffineRepr>,
+    G: curve_batch::BatchAffine + Group<Scalar = Scalar> + for<'a> AddAssign<&'a G::AffineRepr>,
     G::AffineRepr: Send + Sync + Copy + Default,
 {
     pub(crate) fn new(base: G) -> Self {
@@ -37,9 +37,9 @@ where
                 window_base = window_base.double();
             }
         }
-        let mut table = vec![G::AffineRepr::default(); proj.len()];
-        G::batch_normalize(&proj, &mut table);
-        Self { table }
+        Self {
+            table: curve_batch::par_to_affine_vec(&proj),
+        }
     }
 
     /// `s · base`.
@@ -57,11 +57,7 @@ where
     /// `s · base` for every scalar, in parallel, as affine points.
     pub(crate) fn mul_batch(&self, scalars: &[Scalar]) -> Vec<G::AffineRepr> {
         let proj: Vec<G> = scalars.par_iter().map(|s| self.mul(s)).collect();
-        let mut out = vec![G::AffineRepr::default(); proj.len()];
-        out.par_chunks_mut(4096)
-            .zip(proj.par_chunks(4096))
-            .for_each(|(o, p)| G::batch_normalize(p, o));
-        out
+        curve_batch::par_to_affine_vec(&proj)
     }
 }
 
