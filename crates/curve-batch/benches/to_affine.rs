@@ -3,7 +3,7 @@
 
 use blstrs::{G1Projective, G2Projective};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use group::{Curve, Group};
+use group::Group;
 use rand::SeedableRng;
 
 /// `n` points with Z far from 1: a random start stepped by a random point.
