@@ -560,11 +560,12 @@ bool sort_tasks_by_length() {
 
 // Windows scattered per grid row (scatter_kernel). Each row reads all n scalars again, so sparse MSMs (fewer than a
 // quarter of the scalars left for Pippenger, as in a Groth16 assignment) keep every window in one row; otherwise a
-// row takes as many windows as keep its buckets' write fronts within 2 MiB (one window from c = 16 up: 2^15 + 1
-// buckets take just over 1 MiB). CUZK_MSM_SCATTER_GROUP=G (read once) forces G, an A/B switch. Sort phase, G = 1 / 2
-// / 13: 2^24 random (c = 16) 11.6 / 10.5 / 12.7 ms, 2^26 random (c = 20) 54.5 / 58.7 / 83.5 ms; 2^26 PoRep-like
-// (c = 16, 2.5 % others) with G = 1 15.4 ms, with every window in one row 3.4 ms (H200, 2026-12-02).
-uint32_t scatter_group(uint64_t n, uint64_t others, uint32_t windows, uint32_t buckets) {
+// row takes as many windows as keep its buckets' write fronts (2^(c-1) buckets of 32 bytes a window) within 4 MiB:
+// 4 windows at c = 16, 2 at c = 17, one from c = 18 up. CUZK_MSM_SCATTER_GROUP=G (read once) forces G, an A/B
+// switch. Sort phase on the H200 (2026-12-02), G = 1 / 2 / 3 / 4 / 13: 2^24 random (c = 16) 11.65 / 10.59 / 10.59 /
+// 10.35 / 12.67 ms, 2^22 random (c = 16) 2.93 / 2.68 / 2.69 / 2.64 ms; 2^26 random (c = 20) G = 1 / 2 / 13: 54.5 /
+// 58.7 / 83.5 ms; 2^26 PoRep-like (c = 16, 2.5 % others) with G = 1 15.4 ms, with every window in one row 3.4 ms.
+uint32_t scatter_group(uint64_t n, uint64_t others, uint32_t windows, uint32_t window_bits) {
     static long forced = [] {
         const char* e = getenv("CUZK_MSM_SCATTER_GROUP");
         long g = e ? strtol(e, nullptr, 10) : 0;
@@ -572,7 +573,8 @@ uint32_t scatter_group(uint64_t n, uint64_t others, uint32_t windows, uint32_t b
     }();
     if (forced) return std::min<uint32_t>(windows, (uint32_t)forced);
     if (others * 4 < n) return windows;
-    uint64_t fit = (2ull << 20) / ((uint64_t)buckets * 32);
+    uint64_t front_bytes = (1ull << (window_bits - 1)) * 32;
+    uint64_t fit = (4ull << 20) / front_bytes;
     return (uint32_t)std::max<uint64_t>(1, std::min<uint64_t>(windows, fit));
 }
 
@@ -921,7 +923,7 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_CHECK(scratch(B->cub, tmp, "the scan"));
         CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, counts, offsets, (int)total, st));
         CUZK_TRY(cudaMemcpyAsync(cursor, offsets, (size_t)total * 4, cudaMemcpyDeviceToDevice, st));
-        uint32_t group = scatter_group(n, others, windows, buckets);
+        uint32_t group = scatter_group(n, others, windows, c);
         dim3 grid(blocks_for(n, 256), (windows + group - 1) / group);
         scatter_kernel<<<grid, 256, 0, st>>>(canon, n32, split, c, windows, group, buckets, cursor,
                                              (uint32_t*)B->entries.ptr);
