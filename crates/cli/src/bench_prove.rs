@@ -397,12 +397,15 @@ pub fn run(a: ProveArgs) -> Result<()> {
             format!("{max_in_flight} in flight for {workers} workers: a partition being proved holds a slot, so at most {} synthesize meanwhile", max_in_flight - 1),
         );
     }
+    // The compiled shape stays resident for the whole run (0 on the direct path).
+    let shape_bytes = shape.as_ref().map_or(0, |s| s.heap_bytes() as u64);
     report.text(
         "predicted peak",
         format!(
-            "{:.0} MiB = parameters {:.0} MiB + {max_in_flight} x {:.0} MiB per partition (plus the compiled shape and the process)",
-            mib(params_bytes + max_in_flight as u64 * partition_bytes),
+            "{:.0} MiB = parameters {:.0} MiB + compiled shape {:.0} MiB + {max_in_flight} x {:.0} MiB per partition (plus the process)",
+            mib(params_bytes + shape_bytes + max_in_flight as u64 * partition_bytes),
             mib(params_bytes),
+            mib(shape_bytes),
             mib(partition_bytes)
         ),
     );
