@@ -24,45 +24,51 @@ where
     fn batch_to_affine(points: &[Self], out: &mut [Self::AffineRepr]);
 }
 
-impl BatchAffine for G1Projective {
-    fn batch_to_affine(points: &[G1Projective], out: &mut [G1Affine]) {
-        assert_eq!(points.len(), out.len());
-        let Some(first) = points.first() else {
-            return;
-        };
-        // blst reads `points` as an array of pointers where a null one means "the point after the last": so
-        // [first, null] walks the slice.
-        let walk: [*const blst_p1; 2] = [AsRef::<blst_p1>::as_ref(first), std::ptr::null()];
-        // SAFETY: G1Affine is a `repr(transparent)` blst_p1_affine, `out` has room for `points.len()` of them, and
-        // blst reads `points.len()` consecutive blst_p1 from `first` (G1Projective is a `repr(transparent)`
-        // blst_p1, and a slice is contiguous).
-        unsafe {
-            blst_p1s_to_affine(
-                out.as_mut_ptr().cast::<blst_p1_affine>(),
-                walk.as_ptr(),
-                points.len(),
-            )
-        };
-    }
+/// One group's impl: `$proj` and `$affine` are `repr(transparent)` wrappers of blst's `$raw` and `$raw_affine`, and
+/// `$convert` is blst's batch conversion for them.
+macro_rules! batch_affine_via_blst {
+    ($proj:ty, $affine:ty, $raw:ty, $raw_affine:ty, $convert:path) => {
+        // The layouts the casts below rely on (blstrs 0.7 declares both wrappers `repr(transparent)`).
+        const _: () = assert!(std::mem::size_of::<$proj>() == std::mem::size_of::<$raw>());
+        const _: () = assert!(std::mem::size_of::<$affine>() == std::mem::size_of::<$raw_affine>());
+        impl BatchAffine for $proj {
+            fn batch_to_affine(points: &[$proj], out: &mut [$affine]) {
+                assert_eq!(points.len(), out.len());
+                let Some(first) = points.first() else {
+                    return;
+                };
+                // blst reads `points` as an array of pointers where a null one means "the point after the last":
+                // so [first, null] walks the slice.
+                let walk: [*const $raw; 2] = [AsRef::<$raw>::as_ref(first), std::ptr::null()];
+                // SAFETY: the affine type is a `repr(transparent)` $raw_affine, `out` has room for `points.len()`
+                // of them, and blst reads `points.len()` consecutive $raw from `first` (the projective type is a
+                // `repr(transparent)` $raw, and a slice is contiguous).
+                unsafe {
+                    $convert(
+                        out.as_mut_ptr().cast::<$raw_affine>(),
+                        walk.as_ptr(),
+                        points.len(),
+                    )
+                };
+            }
+        }
+    };
 }
 
-impl BatchAffine for G2Projective {
-    fn batch_to_affine(points: &[G2Projective], out: &mut [G2Affine]) {
-        assert_eq!(points.len(), out.len());
-        let Some(first) = points.first() else {
-            return;
-        };
-        let walk: [*const blst_p2; 2] = [AsRef::<blst_p2>::as_ref(first), std::ptr::null()];
-        // SAFETY: as in G1's: G2Affine and G2Projective are `repr(transparent)` blst_p2_affine and blst_p2.
-        unsafe {
-            blst_p2s_to_affine(
-                out.as_mut_ptr().cast::<blst_p2_affine>(),
-                walk.as_ptr(),
-                points.len(),
-            )
-        };
-    }
-}
+batch_affine_via_blst!(
+    G1Projective,
+    G1Affine,
+    blst_p1,
+    blst_p1_affine,
+    blst_p1s_to_affine
+);
+batch_affine_via_blst!(
+    G2Projective,
+    G2Affine,
+    blst_p2,
+    blst_p2_affine,
+    blst_p2s_to_affine
+);
 
 /// `out[i] = points[i]` in affine form, with one field inversion for the whole slice.
 ///
