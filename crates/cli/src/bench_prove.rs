@@ -118,15 +118,16 @@ pub struct ProveArgs {
     /// Most partitions alive at once (synthesizing, queued or proving); overrides --memory-budget-gib.
     #[arg(long)]
     max_in_flight: Option<usize>,
-    /// Host memory for partitions in flight, GiB: the in-flight count is this over one partition's size (default:
-    /// synthesis workers + 1 when neither this nor --max-in-flight is given).
+    /// Host memory for partitions in flight, GiB: the in-flight count is this over one partition's size (default,
+    /// when neither this nor --max-in-flight is given: synthesis workers + 1, within 80 % of the memory available
+    /// once the parameters are loaded).
     #[arg(long)]
     memory_budget_gib: Option<f64>,
     /// Partitions synthesized at once. A circuit's witness is computed on one thread (about two thirds of a compiled
-    /// synthesis), so several workers scale it; default: a quarter of the cores, 1 to 4 (measured on the 16-core H200
-    /// host: 1, 2, 4 workers gave 1235, 822, 513 ms per 2^22 partition). A batch finishes soonest with a worker per
-    /// partition, within the cores and memory: ten 2^22 SHA-256 partitions took 2615, 2511 and 2140 ms with 6, 8
-    /// and 10 workers.
+    /// synthesis), so several workers scale it; default: half the cores, 1 to 8, as `porep prove` (on the 16-core
+    /// H200 host, ten 2^27 PoRep-like partitions: 2,144 ms a partition with 4 workers, 1,786 ms with 6, the GPU
+    /// prover's pace). A batch finishes soonest with a worker per partition, within the cores and memory: ten 2^22
+    /// SHA-256 partitions took 2615, 2511 and 2140 ms with 6, 8 and 10 workers.
     #[arg(long)]
     synthesis_workers: Option<usize>,
     /// Threads of the engine's synthesis pool (default: one per core).
@@ -360,17 +361,22 @@ pub fn run(a: ProveArgs) -> Result<()> {
         a.synthesis == SynthPath::Compiled && a.abc.by_prover(&prover, params.domain_size());
     let partition_bytes = Engine::partition_bytes(&params, abc_by_prover);
     let params_bytes = Engine::params_bytes(&params);
-    let workers = a.synthesis_workers.unwrap_or_else(|| {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        (cores / 4).clamp(1, 4)
-    });
+    let workers = a
+        .synthesis_workers
+        .unwrap_or_else(crate::engine_defaults::synthesis_workers);
     let max_in_flight = match (a.max_in_flight, a.memory_budget_gib) {
         (Some(n), _) => n.max(1),
         (None, Some(gib)) => {
             let budget = (gib * (1u64 << 30) as f64) as u64;
             EngineOptions::in_flight_for_budget(&params, budget, abc_by_prover)
         }
-        (None, None) => workers + 1,
+        // The parameters are loaded (not yet uploaded), so what is available is what partitions may use.
+        (None, None) => crate::engine_defaults::max_in_flight(
+            workers,
+            crate::engine_defaults::memory_budget(),
+            &params,
+            abc_by_prover,
+        ),
     };
     let t = Instant::now();
     let mut engine = Engine::new(

@@ -9,6 +9,7 @@ mod cache;
 mod client;
 #[cfg(feature = "porep")]
 mod daemon;
+mod engine_defaults;
 mod inputs;
 mod memmon;
 #[cfg(feature = "porep")]

@@ -329,27 +329,18 @@ impl EngineArgs {
         abc_by_prover: bool,
         report: &mut Report,
     ) -> EngineOptions {
-        let workers = self.synthesis_workers.map_or_else(
-            || {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                (cores / 2).clamp(1, 8)
-            },
-            |w| w as usize,
-        );
+        let workers = self
+            .synthesis_workers
+            .map_or_else(crate::engine_defaults::synthesis_workers, |w| w as usize);
         // The parameters are resident by now, so what is available is what partitions may use.
         let budget = self
             .memory_budget_gib
             .map(|gib| (gib * (1u64 << 30) as f64) as u64)
-            .or_else(|| crate::report::mem_available_bytes().map(|b| b / 10 * 8));
+            .or_else(crate::engine_defaults::memory_budget);
         let per_partition = Engine::partition_bytes(params, abc_by_prover);
-        let max_in_flight = match (self.max_in_flight, budget) {
-            (Some(m), _) => m as usize,
-            (None, Some(b)) => (workers + 1).min(EngineOptions::in_flight_for_budget(
-                params,
-                b,
-                abc_by_prover,
-            )),
-            (None, None) => workers + 1,
+        let max_in_flight = match self.max_in_flight {
+            Some(m) => m as usize,
+            None => crate::engine_defaults::max_in_flight(workers, budget, params, abc_by_prover),
         };
         report.count("synthesis workers", workers);
         report.count("max in flight", max_in_flight);

@@ -169,7 +169,6 @@ impl Progress {
 }
 
 /// The kernel's estimate of memory available to new work (`MemAvailable` in `/proc/meminfo`), bytes.
-#[cfg(feature = "porep")]
 pub fn mem_available_bytes() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
