@@ -20,7 +20,10 @@ pub trait BatchAffine: Curve + Send + Sync
 where
     Self::AffineRepr: Send,
 {
-    /// `out[i] = points[i]` in affine form; the slices have the same length (checked by the callers here).
+    /// `out[i] = points[i]` in affine form, one field inversion for the whole slice.
+    ///
+    /// # Panics
+    /// If the slices' lengths differ (checked before blst writes anything).
     fn batch_to_affine(points: &[Self], out: &mut [Self::AffineRepr]);
 }
 
@@ -33,7 +36,7 @@ macro_rules! batch_affine_via_blst {
         const _: () = assert!(std::mem::size_of::<$affine>() == std::mem::size_of::<$raw_affine>());
         impl BatchAffine for $proj {
             fn batch_to_affine(points: &[$proj], out: &mut [$affine]) {
-                assert_eq!(points.len(), out.len());
+                assert_eq!(points.len(), out.len(), "points and out differ in length");
                 let Some(first) = points.first() else {
                     return;
                 };
@@ -78,7 +81,6 @@ pub fn to_affine<G: BatchAffine>(points: &[G], out: &mut [G::AffineRepr])
 where
     G::AffineRepr: Send,
 {
-    assert_eq!(points.len(), out.len(), "points and out differ in length");
     G::batch_to_affine(points, out);
 }
 
