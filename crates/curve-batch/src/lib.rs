@@ -160,4 +160,14 @@ mod tests {
         let p: Vec<G1Projective> = mixed(&mut rng, CHUNK + 5);
         check(&p);
     }
+
+    #[test]
+    #[should_panic(expected = "differ in length")]
+    fn mismatched_lengths_panic_before_writing() {
+        let mut out = vec![G1Affine::default(); 1];
+        to_affine(
+            &[G1Projective::generator(), G1Projective::generator()],
+            &mut out,
+        );
+    }
 }
