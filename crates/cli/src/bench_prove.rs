@@ -144,6 +144,10 @@ pub struct ProveArgs {
     /// pages are faulted in and cleared by the kernel again; an A/B switch).
     #[arg(long, value_enum, default_value = "on")]
     reuse: crate::bench_synth::OnOff,
+    /// Upload each partition's witness to the device while the partition before it is proved (on), or at the start
+    /// of its own proof (off; an A/B switch). Applies when a, b and c come from the witness on the device.
+    #[arg(long, value_enum, default_value = "on")]
+    stage_witness: crate::bench_synth::OnOff,
     /// Where generated real parameters are kept.
     #[arg(long, env = "CUZK_PARAM_CACHE", value_name = "DIR")]
     cache_dir: Option<PathBuf>,
@@ -390,6 +394,7 @@ pub fn run(a: ProveArgs) -> Result<()> {
             verify,
             corrupt_partition: None,
             reuse_buffers: a.reuse == crate::bench_synth::OnOff::On,
+            stage_witness: a.stage_witness == crate::bench_synth::OnOff::On,
         },
     )
     .context("starting the engine")?;
@@ -440,6 +445,10 @@ pub fn run(a: ProveArgs) -> Result<()> {
     let log = PartitionLog::create(a.timing_json.as_deref())?;
     let total = a.partitions * a.proofs;
     report.text("buffer reuse", format!("{:?}", a.reuse).to_lowercase());
+    report.text(
+        "witness staged ahead",
+        format!("{:?}", a.stage_witness).to_lowercase(),
+    );
     let synthesize_partition =
         |i: usize, spare: ProvingAssignment| -> r1cs_synth::Result<ProvingAssignment> {
             let circuit = partition(i);
@@ -561,12 +570,14 @@ pub(crate) fn summarize(
     };
     let synth_med = phase("synthesis", &|r| r.synthesis, report);
     phase("queue wait", &|r| r.queue_wait, report);
-    phase("H polynomial", &|r| r.timings.h_poly, report);
+    phase("a, b, c from the witness", &|r| r.timings.products, report);
     phase(
-        "uploads (within H and the MSMs)",
-        &|r| r.timings.upload,
+        "witness staged ahead (outside the prover step)",
+        &|r| r.timings.staged_upload,
         report,
     );
+    phase("H polynomial", &|r| r.timings.h_poly, report);
+    phase("uploads (within the phases)", &|r| r.timings.upload, report);
     phase("MSM H", &|r| r.timings.msm_h, report);
     phase("MSM L", &|r| r.timings.msm_l, report);
     phase("MSM A", &|r| r.timings.msm_a, report);

@@ -25,7 +25,7 @@ use r1cs_synth::ProvingAssignment;
 use rand_core::RngCore;
 use srs_loader::Parameters;
 
-use crate::prover::{prove_checked, Backend};
+use crate::prover::{prove_checked, stage_witness, Backend, StagedWitness};
 use crate::{
     prepare_verifying_key, verify_proof, Error, GpuParams, PreparedVerifyingKey, Products, Proof,
     ProofTimings, ProverOptions, Result, GPU_MSM_MIN_LOG2,
@@ -70,6 +70,10 @@ pub struct EngineOptions {
     /// (the `_reusing` entry points pass them on as a spare): the next partition's pages are then neither faulted in
     /// nor cleared again by the kernel. Off frees them when the partition's proof is done: an A/B switch.
     pub reuse_buffers: bool,
+    /// Upload each partition's witness to the device while the partition before it is being proved, when its a, b
+    /// and c come from the witness on the device (see [`Engine::with_shape`]): one witness more on the device, and
+    /// its upload off the GPU's critical path. Off uploads it at the start of its own proof: an A/B switch.
+    pub stage_witness: bool,
 }
 
 impl Default for EngineOptions {
@@ -83,6 +87,7 @@ impl Default for EngineOptions {
             verify: true,
             corrupt_partition: None,
             reuse_buffers: true,
+            stage_witness: true,
         }
     }
 }
@@ -445,11 +450,40 @@ impl Engine {
                 });
             }
             drop(tx);
+            // The stager: takes each synthesized partition off the queue and, when its a, b and c will come from the
+            // witness on the device, uploads the witness there, then waits for the prover to take both. The upload
+            // thus runs while the prover proves the partition before (one staged witness at most: the hand-over
+            // is a rendezvous). A failed upload is logged and left to the prover, which uploads again itself.
+            let (staged_tx, staged_rx) =
+                mpsc::sync_channel::<(Synthesized, Option<StagedWitness>)>(0);
+            scope.spawn(move || {
+                for item in rx.iter() {
+                    let staged = match &item.assignment {
+                        Ok(pa) if self.opts.stage_witness => {
+                            match stage_witness(&self.params, pa, &self.opts.prover, self.products.as_ref()) {
+                                Some(Ok(w)) => Some(w),
+                                Some(Err(e)) => {
+                                    tracing::warn!(
+                                        partition = item.partition,
+                                        "staging the witness on the device: {e}; the prover uploads it"
+                                    );
+                                    None
+                                }
+                                None => None,
+                            }
+                        }
+                        _ => None,
+                    };
+                    if staged_tx.send((item, staged)).is_err() {
+                        break;
+                    }
+                }
+            });
             // While the first partition synthesizes this thread has nothing to prove: it sets up what the first proof
             // would otherwise pay for.
             crate::prover::warm_up(&self.params, &self.opts.prover);
             // The prover: this thread.
-            for item in rx.iter() {
+            for (item, staged) in staged_rx.iter() {
                 let mut report = PartitionReport {
                     partition: item.partition,
                     synthesis: item.synthesis,
@@ -465,7 +499,7 @@ impl Engine {
                     Ok(pa) => {
                         let again = |k| synth_one(k, ProvingAssignment::default());
                         let (proof, spare) =
-                            self.prove_one(item.partition, pa, rng, &mut report, &again);
+                            self.prove_one(item.partition, pa, staged, rng, &mut report, &again);
                         if let Some(spare) = spare.filter(|_| self.opts.reuse_buffers) {
                             lock(&spares).push(spare);
                         }
@@ -495,6 +529,7 @@ impl Engine {
         &self,
         partition: usize,
         pa: ProvingAssignment,
+        staged: Option<StagedWitness>,
         rng: &mut impl RngCore,
         report: &mut PartitionReport,
         synth_again: &dyn Fn(usize) -> std::result::Result<ProvingAssignment, String>,
@@ -522,6 +557,7 @@ impl Engine {
             s,
             &self.opts.prover,
             self.products.as_ref(),
+            staged,
         ) {
             Ok(done) => done,
             Err(e) => return (Err(in_partition(e)), None),
@@ -557,7 +593,7 @@ impl Engine {
             };
             let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
             let (proof, timings, _) =
-                prove_checked(&self.params, pa, r, s, &cpu, self.products.as_ref())
+                prove_checked(&self.params, pa, r, s, &cpu, self.products.as_ref(), None)
                     .map_err(in_partition)?;
             report.timings = timings;
             let t = Instant::now();

@@ -196,6 +196,9 @@ pub struct ProofTimings {
     pub msm_backend: &'static str,
     /// Of the phases below, the time spent moving a, b, c (or the witness) and the MSM scalars to the device.
     pub upload: Duration,
+    /// The witness's upload when it was staged on the device ahead of the proof (by the engine, while the previous
+    /// partition was being proved): outside the phases below and their total.
+    pub staged_upload: Duration,
     /// a, b and c from the witness, when synthesis left them to the prover: on the device (the witness's upload
     /// and three sparse products) or on the host.
     pub products: Duration,
@@ -259,6 +262,7 @@ impl ProofTimings {
             ("h_backend", self.h_backend.to_string()),
             ("msm_backend", self.msm_backend.to_string()),
             ("upload_ms", ms(self.upload)),
+            ("staged_upload_ms", ms(self.staged_upload)),
             ("products_ms", ms(self.products)),
             ("h_ms", ms(self.h_poly)),
             ("msm_h_ms", ms(self.msm_h)),
@@ -375,28 +379,29 @@ impl Products {
 
 /// The witness on the device (aux first, then the inputs: the MSMs read aux from the buffer's start) and a, b, c of
 /// `n` scalars each (zero past the constraints), by the shape's sparse products.
+/// `staged` is the witness uploaded ahead of the proof ([`stage_witness`]); without it the witness is uploaded here.
 fn products_on_device(
     d: &DeviceShape,
     inputs: &[Scalar],
     aux: &[Scalar],
     n: usize,
+    staged: Option<StagedWitness>,
     upload: &Cell<Duration>,
 ) -> Result<(
     ntt_cuda::gpu::DeviceScalars,
     [ntt_cuda::gpu::DeviceScalars; 3],
 )> {
     use ntt_cuda::gpu::{DeviceScalars, Stream};
-    let t = Instant::now();
-    let up_err = |source| Error::Upload {
-        what: "witness",
-        source,
+    let values = match staged {
+        Some(w) => w.values,
+        None => {
+            let t = Instant::now();
+            let values = upload_witness(inputs, aux)?;
+            upload.set(upload.get() + t.elapsed());
+            values
+        }
     };
-    let mut values = ntt_cuda::gpu::upload_staged(aux, aux.len() + inputs.len()).map_err(up_err)?;
     let stream = Stream::new()?;
-    values
-        .write_at(aux.len(), inputs, &stream)
-        .map_err(up_err)?;
-    upload.set(upload.get() + t.elapsed());
     let mut abc = [
         DeviceScalars::zeroed(n, &stream)?,
         DeviceScalars::zeroed(n, &stream)?,
@@ -407,6 +412,79 @@ fn products_on_device(
     }
     stream.synchronize()?;
     Ok((values, abc))
+}
+
+/// The witness on the device: aux first, then the inputs.
+fn upload_witness(inputs: &[Scalar], aux: &[Scalar]) -> Result<ntt_cuda::gpu::DeviceScalars> {
+    let up_err = |source| Error::Upload {
+        what: "witness",
+        source,
+    };
+    let mut values = ntt_cuda::gpu::upload_staged(aux, aux.len() + inputs.len()).map_err(up_err)?;
+    let stream = ntt_cuda::gpu::Stream::new()?;
+    values
+        .write_at(aux.len(), inputs, &stream)
+        .map_err(up_err)?;
+    stream.synchronize()?;
+    Ok(values)
+}
+
+/// A partition's witness on the device (aux first, then the inputs), uploaded ahead of its proof by
+/// [`stage_witness`], so that the upload overlaps the previous partition's proof instead of adding to this one's.
+pub(crate) struct StagedWitness {
+    values: ntt_cuda::gpu::DeviceScalars,
+    inputs: usize,
+    aux: usize,
+    took: Duration,
+}
+
+/// H's and the MSMs' backends for `pa`, as the prover resolves them.
+fn backends(
+    params: &Parameters,
+    pa: &ProvingAssignment,
+    opts: &ProverOptions,
+) -> (Backend, Backend) {
+    (
+        opts.h_backend.resolve(pa.num_constraints(), GPU_H_MIN_LOG2),
+        opts.msm_backend
+            .resolve(params.domain_size(), GPU_MSM_MIN_LOG2),
+    )
+}
+
+/// The device shape that computes `pa`'s a, b and c, when `pa` left them to the prover and H and the MSMs both run
+/// on the GPU with the shape's matrices there (else `None`: a, b and c come from elsewhere).
+fn device_shape_for<'a>(
+    params: &Parameters,
+    pa: &ProvingAssignment,
+    opts: &ProverOptions,
+    products: Option<&'a Products>,
+) -> Option<&'a DeviceShape> {
+    let (h, msm) = backends(params, pa, opts);
+    match products?.device.as_ref() {
+        Some(d) if pa.products_deferred() && h == Backend::Gpu && msm == Backend::Gpu => Some(d),
+        _ => None,
+    }
+}
+
+/// Uploads `pa`'s witness for [`prove_checked`] to use, when it would compute a, b and c from it on the device;
+/// `None` when it would not (or the witness does not match the shape: the proof reports that).
+pub(crate) fn stage_witness(
+    params: &Parameters,
+    pa: &ProvingAssignment,
+    opts: &ProverOptions,
+    products: Option<&Products>,
+) -> Option<Result<StagedWitness>> {
+    let p = products?;
+    device_shape_for(params, pa, opts, Some(p))?;
+    p.shape.check_counts(pa).ok()?;
+    let t = Instant::now();
+    let (inputs, aux) = (pa.input_assignment.as_slice(), pa.aux_assignment.as_slice());
+    Some(upload_witness(inputs, aux).map(|values| StagedWitness {
+        values,
+        inputs: inputs.len(),
+        aux: aux.len(),
+        took: t.elapsed(),
+    }))
 }
 
 fn selection(d: &Density) -> Selection<'_> {
@@ -464,7 +542,7 @@ pub fn prove_with(
         .map(|pa| {
             let r = Scalar::random(&mut *rng);
             let s = Scalar::random(&mut *rng);
-            prove_checked(params, pa, r, s, opts, None).map(|(proof, t, _)| (proof, t))
+            prove_checked(params, pa, r, s, opts, None, None).map(|(proof, t, _)| (proof, t))
         })
         .collect()
 }
@@ -486,7 +564,7 @@ pub fn prove_one_with_randomness(
     params
         .check_matches(&pa)
         .map_err(|source| Error::Params { circuit: 0, source })?;
-    prove_checked(params, pa, r, s, opts, None).map(|(proof, t, _)| (proof, t))
+    prove_checked(params, pa, r, s, opts, None, None).map(|(proof, t, _)| (proof, t))
 }
 
 /// h's coefficients: on the host, or left on the device by the GPU (whose first m − 1 values are h) for the H MSM.
@@ -710,28 +788,34 @@ pub(crate) fn prove_checked(
     s: Scalar,
     opts: &ProverOptions,
     products: Option<&Products>,
+    staged: Option<StagedWitness>,
 ) -> Result<(Proof, ProofTimings, ProvingAssignment)> {
     let mut t = ProofTimings::default();
-    let h_backend = opts.h_backend.resolve(pa.num_constraints(), GPU_H_MIN_LOG2);
-    let msm = opts
-        .msm_backend
-        .resolve(params.domain_size(), GPU_MSM_MIN_LOG2);
+    let (h_backend, msm) = backends(params, &pa, opts);
     // a, b and c left to the prover: on the device from the witness when H and the MSMs both run there and the
     // matrices are uploaded, else on the host now.
     let device_products = match (pa.products_deferred(), products) {
         (false, _) => None,
         (true, None) => return Err(Error::ProductsDeferred),
-        (true, Some(p)) => match &p.device {
-            Some(d) if h_backend == Backend::Gpu && msm == Backend::Gpu => {
+        (true, Some(p)) => match device_shape_for(params, &pa, opts, Some(p)) {
+            Some(d) => {
                 p.shape.check_counts(&pa)?;
                 Some(d)
             }
-            _ => {
+            None => {
                 timed(&mut t.products, || p.shape.compute_products(&mut pa))?;
                 None
             }
         },
     };
+    // A staged witness stands in for the upload only if it is this assignment's (the engine stages the partition it
+    // then proves; the lengths guard the pairing).
+    let staged = staged.filter(|w| {
+        device_products.is_some()
+            && w.inputs == pa.input_assignment.len()
+            && w.aux == pa.aux_assignment.len()
+    });
+    t.staged_upload = staged.as_ref().map_or(Duration::ZERO, |w| w.took);
     let ProvingAssignment {
         a,
         b,
@@ -796,7 +880,7 @@ pub(crate) fn prove_checked(
             Some(d) => {
                 let n = params.domain_size();
                 let (values, [da, db, dc]) = timed(&mut t.products, || {
-                    products_on_device(d, &inputs, &aux, n, &upload)
+                    products_on_device(d, &inputs, &aux, n, staged, &upload)
                 })?;
                 aux_device = Some(Uploaded::Device(values, aux.len()));
                 let h = timed(&mut t.h_poly, || -> Result<HValues> {

@@ -194,36 +194,44 @@ fn gpu_engine_computes_a_b_c_from_the_witness_on_the_device() {
     let shape =
         std::sync::Arc::new(r1cs_synth::CompiledShape::compile(Sha256Circuit::blank(3)).unwrap());
     let pvk = prepare_verifying_key(&params.vk);
-    let engine = groth16_pipeline::Engine::new(
-        params,
-        groth16_pipeline::EngineOptions {
-            prover: ProverOptions {
-                h_backend: Backend::Gpu,
-                msm_backend: Backend::Gpu,
+    // With the witness staged ahead (the default) and without: the same proofs verify, and only the staged runs
+    // record a staged upload (the re-proved partition's timings are the CPU prover's, which stages nothing).
+    for stage_witness in [true, false] {
+        let engine = groth16_pipeline::Engine::new(
+            std::sync::Arc::clone(&params),
+            groth16_pipeline::EngineOptions {
+                prover: ProverOptions {
+                    h_backend: Backend::Gpu,
+                    msm_backend: Backend::Gpu,
+                },
+                max_in_flight: 2,
+                corrupt_partition: Some(1),
+                stage_witness,
+                ..Default::default()
             },
-            max_in_flight: 2,
-            corrupt_partition: Some(1),
-            ..Default::default()
-        },
-    )
-    .unwrap()
-    .with_shape(std::sync::Arc::clone(&shape))
-    .unwrap();
-    assert!(engine.products().unwrap().device_bytes() > 0);
-    let (outcomes, summary) = engine.prove_partitions_reusing(
-        circuits.len(),
-        |i, spare| shape.witness_assignment(circuits[i].clone(), spare),
-        &mut rng,
-        |_| {},
-    );
-    assert_eq!(summary.proofs, circuits.len());
-    for (i, o) in outcomes.iter().enumerate() {
-        let proof = o.proof.as_ref().unwrap();
-        assert!(verify_proof(&pvk, proof, &circuits[i].public_inputs().unwrap()).unwrap());
-        assert_eq!(o.report.reproved_on_cpu, i == 1, "partition {i}");
-        assert!(
-            o.report.timings.products > std::time::Duration::ZERO,
-            "partition {i}"
+        )
+        .unwrap()
+        .with_shape(std::sync::Arc::clone(&shape))
+        .unwrap();
+        assert!(engine.products().unwrap().device_bytes() > 0);
+        let (outcomes, summary) = engine.prove_partitions_reusing(
+            circuits.len(),
+            |i, spare| shape.witness_assignment(circuits[i].clone(), spare),
+            &mut rng,
+            |_| {},
         );
+        assert_eq!(summary.proofs, circuits.len(), "staged {stage_witness}");
+        for (i, o) in outcomes.iter().enumerate() {
+            let proof = o.proof.as_ref().unwrap();
+            assert!(verify_proof(&pvk, proof, &circuits[i].public_inputs().unwrap()).unwrap());
+            assert_eq!(o.report.reproved_on_cpu, i == 1, "partition {i}");
+            let t = &o.report.timings;
+            assert!(t.products > std::time::Duration::ZERO, "partition {i}");
+            assert_eq!(
+                t.staged_upload > std::time::Duration::ZERO,
+                stage_witness && i != 1,
+                "partition {i}, staged {stage_witness}: {t:?}"
+            );
+        }
     }
 }
