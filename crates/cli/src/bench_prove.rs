@@ -145,8 +145,9 @@ pub struct ProveArgs {
     #[arg(long, value_enum, default_value = "on")]
     reuse: crate::bench_synth::OnOff,
     /// Upload each partition's witness to the device while the partition before it is proved (on), or at the start
-    /// of its own proof (off; an A/B switch). Applies when a, b and c come from the witness on the device.
-    #[arg(long, value_enum, default_value = "on")]
+    /// of its own proof (off, the default until measured). Applies when a, b and c come from the witness on the
+    /// device.
+    #[arg(long, value_enum, default_value = "off")]
     stage_witness: crate::bench_synth::OnOff,
     /// Where generated real parameters are kept.
     #[arg(long, env = "CUZK_PARAM_CACHE", value_name = "DIR")]

@@ -72,7 +72,8 @@ pub struct EngineOptions {
     pub reuse_buffers: bool,
     /// Upload each partition's witness to the device while the partition before it is being proved, when its a, b
     /// and c come from the witness on the device (see [`Engine::with_shape`]): one witness more on the device, and
-    /// its upload off the GPU's critical path. Off uploads it at the start of its own proof: an A/B switch.
+    /// its upload off the GPU's critical path. Off (the default until it is measured on the GPU) uploads it at the
+    /// start of its own proof.
     pub stage_witness: bool,
 }
 
@@ -87,7 +88,7 @@ impl Default for EngineOptions {
             verify: true,
             corrupt_partition: None,
             reuse_buffers: true,
-            stage_witness: true,
+            stage_witness: false,
         }
     }
 }
