@@ -404,14 +404,6 @@ __device__ __forceinline__ fp_t ba_den(const affine_t<Fp>& P, const affine_t<Fp>
     return fp_sub(Q.x, P.x);
 }
 
-// The base-field product of the rounds' kernels: `fp_mul`, or (F64) the FP64 product, which issues most of its work
-// on the FP64 pipe that the integer product leaves idle (CUZK_MSM_BA_MUL, read once by ba_mul_choice).
-template <bool F64>
-__device__ __forceinline__ fp_t ba_mul(const fp_t& a, const fp_t& b) {
-    if constexpr (F64) return mont_mul_f64<FpModulus>(a, b);
-    return fp_mul(a, b);
-}
-
 // Slot o of the next round (o < N.points()): its bucket b, and the first position p of its pair (or of the point
 // passing through when p + 1 == e, the bucket's end) in this round's layout L.
 struct BaSlot {
@@ -446,7 +438,7 @@ __global__ void __launch_bounds__(256) ba_den_kernel(BaSource<R0> src, BaLayout 
 }
 
 // With inv[o] = 1 / d[o]: slot o's point of the next round, the pair's sum or the point passing through.
-template <bool R0, bool F64>
+template <bool R0>
 __global__ void __launch_bounds__(128) ba_sum_kernel(BaSource<R0> src, BaLayout L, BaLayout N,
                                                      const fp_t* __restrict__ inv, affine_t<Fp>* __restrict__ out) {
     uint32_t o = blockIdx.x * blockDim.x + threadIdx.x;
@@ -477,10 +469,10 @@ __global__ void __launch_bounds__(128) ba_sum_kernel(BaSource<R0> src, BaLayout 
     } else {
         n = fp_sub(Q.y, P.y);
     }
-    fp_t lam = ba_mul<F64>(n, load16(&inv[o]));
+    fp_t lam = fp_mul(n, load16(&inv[o]));
     affine_t<Fp> r;
     r.x = fp_sub(fp_sub(fp_sqr(lam), P.x), Q.x);
-    r.y = fp_sub(ba_mul<F64>(lam, fp_sub(P.x, r.x)), P.y);
+    r.y = fp_sub(fp_mul(lam, fp_sub(P.x, r.x)), P.y);
     store16(&out[o], r);
 }
 
@@ -525,7 +517,6 @@ __global__ void window_bounds_kernel(const uint32_t* __restrict__ offsets, const
 // v[u + 2T], ... into next[u], keeping the prefix products; the top value is inverted; level down, each thread turns
 // its inverse of the product back into the inverses of its values, in place. Strided groups keep neighbouring
 // threads on neighbouring values (coalesced; contiguous groups of 8 ran at a tenth of the bandwidth).
-template <bool F64>
 __global__ void __launch_bounds__(256) inv_up_kernel(const fp_t* __restrict__ v, uint32_t m, fp_t* __restrict__ pre,
                                                      fp_t* __restrict__ next) {
     uint32_t T = (m + INV_G - 1) / INV_G;
@@ -534,7 +525,7 @@ __global__ void __launch_bounds__(256) inv_up_kernel(const fp_t* __restrict__ v,
     fp_t acc = load16(&v[u]);
     store16(&pre[u], acc);
     for (uint32_t i = u + T; i < m; i += T) {
-        acc = ba_mul<F64>(acc, load16(&v[i]));
+        acc = fp_mul(acc, load16(&v[i]));
         store16(&pre[i], acc);
     }
     store16(&next[u], acc);
@@ -542,7 +533,6 @@ __global__ void __launch_bounds__(256) inv_up_kernel(const fp_t* __restrict__ v,
 
 __global__ void inv_top_kernel(fp_t* v) { v[0] = fp_inv(v[0]); }
 
-template <bool F64>
 __global__ void __launch_bounds__(256) inv_down_kernel(fp_t* __restrict__ v, uint32_t m, const fp_t* __restrict__ pre,
                                                        const fp_t* __restrict__ next_inv) {
     uint32_t T = (m + INV_G - 1) / INV_G;
@@ -552,8 +542,8 @@ __global__ void __launch_bounds__(256) inv_down_kernel(fp_t* __restrict__ v, uin
     fp_t run = load16(&next_inv[u]);          // 1 / (v[u] v[u + T] ... v[last])
     for (uint32_t i = last; i > u; i -= T) {
         fp_t vi = load16<fp_t, false>(&v[i]);
-        store16(&v[i], ba_mul<F64>(run, load16(&pre[i - T])));
-        run = ba_mul<F64>(run, vi);
+        store16(&v[i], fp_mul(run, load16(&pre[i - T])));
+        run = fp_mul(run, vi);
     }
     store16(&v[u], run);
 }
@@ -564,21 +554,6 @@ bool sort_tasks_by_length() {
     static bool v = [] {
         const char* e = getenv("CUZK_MSM_TASK_ORDER");
         return !(e && !strcmp(e, "bucket"));
-    }();
-    return v;
-}
-
-// Which of the rounds' kernels take the FP64 product (ba_mul): CUZK_MSM_BA_MUL=tree (the inversion tree), sum (the
-// pairs' sums), f64 (both) or ul (neither, the default); read once. An A/B switch for measuring.
-constexpr int BA_MUL_TREE = 1, BA_MUL_SUM = 2;
-int ba_mul_choice() {
-    static int v = [] {
-        const char* e = getenv("CUZK_MSM_BA_MUL");
-        if (!e) return 0;
-        if (!strcmp(e, "tree")) return BA_MUL_TREE;
-        if (!strcmp(e, "sum")) return BA_MUL_SUM;
-        if (!strcmp(e, "f64")) return BA_MUL_TREE | BA_MUL_SUM;
-        return 0;
     }();
     return v;
 }
@@ -756,17 +731,16 @@ cuzk_status batch_invert(cudaStream_t st, fp_t* tree, uint32_t m) {
         at += mm;
         levels++;
     }
-    const bool f64 = ba_mul_choice() & BA_MUL_TREE;
-    auto up = f64 ? inv_up_kernel<true> : inv_up_kernel<false>;
-    auto down = f64 ? inv_down_kernel<true> : inv_down_kernel<false>;
     for (int l = 0; l < levels; l++) {
-        up<<<blocks_for((ms[l] + INV_G - 1) / INV_G, 256), 256, 0, st>>>(vals[l], ms[l], pres[l], vals[l + 1]);
+        inv_up_kernel<<<blocks_for((ms[l] + INV_G - 1) / INV_G, 256), 256, 0, st>>>(vals[l], ms[l], pres[l],
+                                                                                      vals[l + 1]);
         CUZK_TRY_LAUNCH("inv_up_kernel");
     }
     inv_top_kernel<<<1, 1, 0, st>>>(vals[levels]);
     CUZK_TRY_LAUNCH("inv_top_kernel");
     for (int l = levels - 1; l >= 0; l--) {
-        down<<<blocks_for((ms[l] + INV_G - 1) / INV_G, 256), 256, 0, st>>>(vals[l], ms[l], pres[l], vals[l + 1]);
+        inv_down_kernel<<<blocks_for((ms[l] + INV_G - 1) / INV_G, 256), 256, 0, st>>>(vals[l], ms[l], pres[l],
+                                                                                        vals[l + 1]);
         CUZK_TRY_LAUNCH("inv_down_kernel");
     }
     return status_ok();
@@ -789,8 +763,7 @@ cuzk_status ba_round(cudaStream_t st, BaSource<R0> src, const BaLayout& L, const
     ba_den_kernel<R0><<<blocks_for(m, 256), 256, 0, st>>>(src, L, N, m, tree);
     CUZK_TRY_LAUNCH("ba_den_kernel");
     CUZK_CHECK(batch_invert(st, tree, m));
-    auto sum = (ba_mul_choice() & BA_MUL_SUM) ? ba_sum_kernel<R0, true> : ba_sum_kernel<R0, false>;
-    sum<<<blocks_for(m, 128), 128, 0, st>>>(src, L, N, tree, out);
+    ba_sum_kernel<R0><<<blocks_for(m, 128), 128, 0, st>>>(src, L, N, tree, out);
     CUZK_TRY_LAUNCH("ba_sum_kernel");
     return status_ok();
 }
