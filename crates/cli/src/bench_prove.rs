@@ -144,10 +144,10 @@ pub struct ProveArgs {
     /// pages are faulted in and cleared by the kernel again; an A/B switch).
     #[arg(long, value_enum, default_value = "on")]
     reuse: crate::bench_synth::OnOff,
-    /// Upload each partition's witness to the device while the partition before it is proved (on), or at the start
-    /// of its own proof (off, the default until measured). Applies when a, b and c come from the witness on the
-    /// device.
-    #[arg(long, value_enum, default_value = "off")]
+    /// Upload each partition's witness to the device while the partition before it is proved (on, the default), or
+    /// at the start of its own proof (off: an A/B switch). Applies when a, b and c come from the witness on the
+    /// device. On the H200, eight 2^26 partitions: prover step 859.9 ms on, 908.7 ms off.
+    #[arg(long, value_enum, default_value = "on")]
     stage_witness: crate::bench_synth::OnOff,
     /// Where generated real parameters are kept.
     #[arg(long, env = "CUZK_PARAM_CACHE", value_name = "DIR")]

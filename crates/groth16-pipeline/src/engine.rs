@@ -72,8 +72,9 @@ pub struct EngineOptions {
     pub reuse_buffers: bool,
     /// Upload each partition's witness to the device while the partition before it is being proved, when its a, b
     /// and c come from the witness on the device (see [`Engine::with_shape`]): one witness more on the device, and
-    /// its upload off the GPU's critical path. Off (the default until it is measured on the GPU) uploads it at the
-    /// start of its own proof.
+    /// its upload off the GPU's critical path (on by default: on the H200, eight 2^26 PoRep-like partitions proved
+    /// in 855.8 ms against 905.5 ms off). Off uploads it at the start of its own proof. A staging that fails (too
+    /// little device memory, say) is logged, and the prover uploads the witness itself.
     pub stage_witness: bool,
 }
 
@@ -88,7 +89,7 @@ impl Default for EngineOptions {
             verify: true,
             corrupt_partition: None,
             reuse_buffers: true,
-            stage_witness: false,
+            stage_witness: true,
         }
     }
 }

@@ -194,7 +194,7 @@ fn gpu_engine_computes_a_b_c_from_the_witness_on_the_device() {
     let shape =
         std::sync::Arc::new(r1cs_synth::CompiledShape::compile(Sha256Circuit::blank(3)).unwrap());
     let pvk = prepare_verifying_key(&params.vk);
-    // With the witness staged ahead and without (the default): the same proofs verify, and only the staged runs
+    // With the witness staged ahead (the default) and without: the same proofs verify, and only the staged runs
     // record a staged upload (the re-proved partition's timings are the CPU prover's, which stages nothing).
     for stage_witness in [true, false] {
         let engine = groth16_pipeline::Engine::new(
