@@ -513,11 +513,21 @@ cuzk_status scale(fr_t* data, uint32_t log_n, uint32_t batch, const fr_t& c, con
     return status_ok();
 }
 
-// a = a * b - c (H's division by Z, a constant on the coset, is folded into the inverse transform's scaling)
-__global__ void ab_minus_c_kernel(fr_t* a, const fr_t* b, const fr_t* c, uint64_t n) {
+// a = a * b (on the coset: c's part of H is subtracted after the inverse transform, see cuzk_h_poly)
+__global__ void ab_kernel(fr_t* a, const fr_t* b, uint64_t n) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    store(&a[i], fr_sub(fr_mul(load(&a[i]), load(&b[i])), load(&c[i])));
+    store(&a[i], fr_mul(load(&a[i]), load(&b[i])));
+}
+
+// H's last pass, both vectors in bit-reversed order: data[j] = data[j] k g^-bitrev(j) - sub[j] k, where the tables
+// hold k g^-i (hi[0] = k, lo[0] = 1) and k = n^-1 Z(g)^-1.
+__global__ void coset_scale_sub_kernel(fr_t* data, const fr_t* sub, uint32_t log_n, const fr_t* lo, const fr_t* hi) {
+    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= (1u << log_n)) return;
+    uint32_t i = bitrev(j, log_n);
+    fr_t f = fr_mul(lo[i & ((1u << COSET_LO_BITS) - 1)], hi[i >> COSET_LO_BITS]);
+    store(&data[j], fr_sub(fr_mul(load(&data[j]), f), fr_mul(load(&sub[j]), hi[0])));
 }
 
 
@@ -771,6 +781,11 @@ cuzk_status cuzk_ntt(const cuzk_ntt_domain* domain, void* data, uint32_t batch, 
                output_order == CUZK_ORDER_BIT_REVERSED, (const fr_t*)coset, (cudaStream_t)stream);
 }
 
+// h = (A B - C) / Z with A, B, C the polynomials of a, b, c. Bellperson takes all three to the coset g<w> (seven
+// transforms); as C has degree < n, the inverse coset transform of its coset evaluations is C itself, so by linearity
+//   h = (icoset(A(g w^i) B(g w^i)) - C) / Z(g),
+// six transforms: a and b to the coset, c to coefficients only, one inverse coset transform of the product, and C
+// subtracted in its last scaling pass. The result is the same vector, bit for bit.
 cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, const void* coset, const void* z_inv,
                         void* const* streams) {
     const uint32_t log_n = d->log_n;
@@ -779,35 +794,42 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
     cudaEvent_t done[3] = {nullptr, nullptr, nullptr};
     for (int i = 0; i < 3; i++) {
         cudaStream_t st = (cudaStream_t)streams[i];
-        // Evaluations on <w> (natural) -> n * coefficients (bit-reversed) -> times n^-1 g^i in one pass (the inverse
-        // transform's scaling and the coset shift together) -> evaluations on g<w> (natural).
+        // Evaluations on <w> (natural) -> n * coefficients (bit-reversed); c stops there (its n^-1 is applied with
+        // the product's, in the last pass).
         CUZK_CHECK(run_passes(false, bufs[i], log_n, 1, d->tw_inv, st));
-        {
-            CosetTables t;
-            CUZK_CHECK(coset_tables(t, log_n, g, false, d->n_inv, st));
-            CUZK_CHECK(scale(bufs[i], log_n, 1, fr_one(), &t, true, st));
+        if (i < 2) {
+            // -> times n^-1 g^i in one pass (the inverse transform's scaling and the coset shift together) ->
+            // evaluations on g<w> (natural).
+            {
+                CosetTables t;
+                CUZK_CHECK(coset_tables(t, log_n, g, false, d->n_inv, st));
+                CUZK_CHECK(scale(bufs[i], log_n, 1, fr_one(), &t, true, st));
+            }
+            CUZK_CHECK(run_passes(true, bufs[i], log_n, 1, d->tw_fwd, st));
         }
-        CUZK_CHECK(run_passes(true, bufs[i], log_n, 1, d->tw_fwd, st));
         if (i > 0) {
             CUZK_TRY(cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming));
             CUZK_TRY(cudaEventRecord(done[i], st));
         }
     }
     cudaStream_t s0 = (cudaStream_t)streams[0];
-    for (int i = 1; i < 3; i++) {
-        CUZK_TRY(cudaStreamWaitEvent(s0, done[i], 0));
-        CUZK_TRY(cudaEventDestroy(done[i]));
-    }
+    CUZK_TRY(cudaStreamWaitEvent(s0, done[1], 0));
+    CUZK_TRY(cudaEventDestroy(done[1]));
     uint64_t n = 1ull << log_n;
-    ab_minus_c_kernel<<<(uint32_t)((n + 255) / 256), 256, 0, s0>>>(bufs[0], bufs[1], bufs[2], n);
-    CUZK_TRY_LAUNCH("ab_minus_c_kernel");
-    // Evaluations on g<w> of a b - c -> coefficients of h = (a b - c) / Z, natural order: the inverse coset transform
-    // with Z^-1 folded into its scaling (n^-1 Z^-1 g^-i in one pass).
+    ab_kernel<<<(uint32_t)((n + 255) / 256), 256, 0, s0>>>(bufs[0], bufs[1], n);
+    CUZK_TRY_LAUNCH("ab_kernel");
+    // Evaluations on g<w> of a b -> n * its coefficients on the coset (bit-reversed) -> times n^-1 Z^-1 g^-i, minus
+    // n C times n^-1 Z^-1, in one pass -> h, natural order.
     CUZK_CHECK(run_passes(false, bufs[0], log_n, 1, d->tw_inv, s0));
+    CUZK_TRY(cudaStreamWaitEvent(s0, done[2], 0));
+    CUZK_TRY(cudaEventDestroy(done[2]));
     {
         CosetTables t;
         CUZK_CHECK(coset_tables(t, log_n, g, true, d->n_inv, s0, (const fr_t*)z_inv));
-        CUZK_CHECK(scale(bufs[0], log_n, 1, fr_one(), &t, true, s0));
+        uint32_t threads = std::min<uint32_t>(256u, (uint32_t)n);
+        coset_scale_sub_kernel<<<(uint32_t)((n + threads - 1) / threads), threads, 0, s0>>>(bufs[0], bufs[2], log_n,
+                                                                                           t.lo, t.hi);
+        CUZK_TRY_LAUNCH("coset_scale_sub_kernel");
     }
     return bit_reverse(bufs[0], log_n, 1, s0);
 }

@@ -313,14 +313,64 @@ pub fn coset_generator() -> Scalar {
     Scalar::MULTIPLICATIVE_GENERATOR
 }
 
-/// The H polynomial of Groth16, exactly bellperson's sequence.
-///
-/// a, b and c are evaluations on ⟨ω⟩ of size m = the next power of two at or above their length (zero-padded).
-/// Returns the first m − 1 coefficients of h = (a·b − c) / (X^m − 1).
+/// The H polynomial of Groth16: h = (A·B − C) / Z for the polynomials A, B, C of a, b and c (evaluations on the
+/// domain, zero-padded to its size), its first n − 1 coefficients. Bit for bit what bellperson computes
+/// ([`h_polynomial_reference`]), in six transforms instead of seven: bellperson takes all three inputs to the coset
+/// g⟨ω⟩ and back; since C has degree below n, the inverse coset transform of C's coset evaluations is C itself, so
+/// by linearity h = (icoset(A(gωⁱ)·B(gωⁱ)) − C) / Z(g), and c needs only its inverse transform.
 ///
 /// # Errors
-/// [`Error::LengthMismatch`] if the three lengths differ; [`Error::DomainTooLarge`] above 2^32.
+/// [`Error::LengthMismatch`] if the lengths differ, [`Error::DomainTooLarge`] beyond 2^32.
 pub fn h_polynomial(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
+    check_abc_lengths(&a, &b, &c)?;
+    let domain = Domain::for_len(a.len())?;
+    let g = coset_generator();
+    let padded = |mut v: Vec<Scalar>| {
+        v.resize(domain.size(), Scalar::ZERO);
+        v
+    };
+    let to_coset = |v: Vec<Scalar>| -> Result<Vec<Scalar>> {
+        let mut v = padded(v);
+        domain.ifft(&mut v)?;
+        domain.coset_fft(&mut v, g)?;
+        Ok(v)
+    };
+    let to_coefficients = |v: Vec<Scalar>| -> Result<Vec<Scalar>> {
+        let mut v = padded(v);
+        domain.ifft(&mut v)?;
+        Ok(v)
+    };
+    let (a, (b, c)) = rayon::join(
+        || to_coset(a),
+        || rayon::join(|| to_coset(b), || to_coefficients(c)),
+    );
+    let (mut ab, b, c) = (a?, b?, c?);
+    ab.par_iter_mut()
+        .zip(b.par_iter())
+        .with_min_len(1024)
+        .for_each(|(a, b)| *a *= b);
+    drop(b);
+    domain.icoset_fft(&mut ab, g)?;
+    let z_inv = z_inverse(&domain, g);
+    ab.par_iter_mut()
+        .zip(c.par_iter())
+        .with_min_len(1024)
+        .for_each(|(h, c)| *h = (*h - c) * z_inv);
+    ab.truncate(domain.size() - 1);
+    Ok(ab)
+}
+
+/// The H polynomial in bellperson's own sequence: a, b and c each to the coset (inverse transform, coset transform),
+/// a·b − c there, times Z(g)⁻¹, the inverse coset transform, the first n − 1 coefficients. The reference that
+/// [`h_polynomial`] and the GPU's H are tested against.
+///
+/// # Errors
+/// As [`h_polynomial`].
+pub fn h_polynomial_reference(
+    a: Vec<Scalar>,
+    b: Vec<Scalar>,
+    c: Vec<Scalar>,
+) -> Result<Vec<Scalar>> {
     check_abc_lengths(&a, &b, &c)?;
     let domain = Domain::for_len(a.len())?;
     let g = coset_generator();
@@ -330,15 +380,13 @@ pub fn h_polynomial(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Ve
         domain.coset_fft(&mut v, g)?;
         Ok(v)
     };
+    // The three inputs in parallel, as bellperson's worker runs them (it is the 2^27 heavy sweep's reference).
     let (a, (b, c)) = rayon::join(
         || to_coset(a),
         || rayon::join(|| to_coset(b), || to_coset(c)),
     );
     let (mut a, b, c) = (a?, b?, c?);
-    let z_inv = domain
-        .z_at(g)
-        .invert()
-        .expect("g is not in the domain, so Z(g) != 0");
+    let z_inv = z_inverse(&domain, g);
     a.par_iter_mut()
         .zip(b.par_iter().zip(c.par_iter()))
         .with_min_len(1024)
@@ -346,6 +394,14 @@ pub fn h_polynomial(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Ve
     domain.icoset_fft(&mut a, g)?;
     a.truncate(domain.size() - 1);
     Ok(a)
+}
+
+/// Z(g)⁻¹ = (gⁿ − 1)⁻¹, Z's one value on the coset g⟨ω⟩.
+fn z_inverse(domain: &Domain, g: Scalar) -> Scalar {
+    domain
+        .z_at(g)
+        .invert()
+        .expect("g is not in the domain, so Z(g) != 0")
 }
 
 /// Naive O(n²) evaluation of coefficients at the powers of ω: the reference for tests.

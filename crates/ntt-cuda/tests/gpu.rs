@@ -5,7 +5,7 @@
 use blstrs::Scalar;
 use ff::Field;
 use ntt_cuda::gpu::{self, DeviceScalars, Direction, FrOp, GpuDomain, Order, Stream};
-use ntt_cuda::{bit_reverse, coset_generator, h_polynomial, Domain};
+use ntt_cuda::{bit_reverse, coset_generator, h_polynomial, h_polynomial_reference, Domain};
 use rand::Rng;
 use test_utils::{edge_or_random_scalar, fresh_rng, gpu_or_skip};
 
@@ -232,7 +232,12 @@ fn check_h(len: usize, rng: &mut impl Rng) {
             }
         })
         .collect();
-    let expected = h_polynomial(a.clone(), b.clone(), c.clone()).unwrap();
+    // bellperson's own sequence (the GPU takes six transforms where it takes seven), and the CPU's six up to 2^20 (the
+    // CPU tests compare those two at every size; the heavy sweep's 2^27 keeps to the one reference).
+    let expected = h_polynomial_reference(a.clone(), b.clone(), c.clone()).unwrap();
+    if len <= 1 << 20 {
+        assert!(h_polynomial(a.clone(), b.clone(), c.clone()).unwrap() == expected);
+    }
     let domain = GpuDomain::new(Domain::for_len(len).unwrap().log_size()).unwrap();
     let got = gpu::h_polynomial_gpu(&domain, &a, &b, &c).unwrap();
     assert_eq!(got.len(), expected.len(), "length for {len}");

@@ -1,8 +1,9 @@
-//! The radix-2 NTT against the naive DFT, round trips, cosets, and the H polynomial against its definition.
+//! The radix-2 NTT against the naive DFT, round trips, cosets, and the H polynomial against its definition and
+//! against bellperson's own sequence.
 
 use blstrs::Scalar;
 use ff::Field;
-use ntt_cuda::{coset_generator, h_polynomial, naive_dft, Domain, Error};
+use ntt_cuda::{coset_generator, h_polynomial, h_polynomial_reference, naive_dft, Domain, Error};
 use proptest::prelude::*;
 use test_utils::{arb_scalar, fresh_rng};
 
@@ -116,6 +117,46 @@ proptest! {
         let got = h_polynomial(a, b, c).unwrap();
         prop_assert_eq!(got.len(), Domain::for_len(ab.len()).unwrap().size() - 1);
         prop_assert_eq!(got, expected);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn h_in_six_transforms_equals_bellpersons_seven(
+        abc in prop::collection::vec((arb_scalar(), arb_scalar(), arb_scalar()), 1..70)
+    ) {
+        // Unsatisfied rows too: the identity behind the six transforms is linear algebra, not the constraints.
+        let a: Vec<Scalar> = abc.iter().map(|x| x.0).collect();
+        let b: Vec<Scalar> = abc.iter().map(|x| x.1).collect();
+        let c: Vec<Scalar> = abc.iter().map(|x| x.2).collect();
+        let want = h_polynomial_reference(a.clone(), b.clone(), c.clone()).unwrap();
+        prop_assert_eq!(h_polynomial(a, b, c).unwrap(), want);
+    }
+}
+
+#[test]
+fn h_in_six_transforms_equals_bellpersons_seven_at_every_size_and_edge() {
+    let mut rng = fresh_rng("h_in_six_transforms_equals_bellpersons_seven_at_every_size_and_edge");
+    for log_n in 0..=12u32 {
+        let n = 1usize << log_n;
+        for len in [n, n.saturating_sub(3).max(1)] {
+            let [a, b, c] = [(); 3].map(|_| random_vec(len, &mut rng));
+            let want = h_polynomial_reference(a.clone(), b.clone(), c.clone()).unwrap();
+            assert_eq!(h_polynomial(a, b, c).unwrap(), want, "length {len}");
+        }
+    }
+    // All zero, all one, and c alone (a·b = 0).
+    let n = 64;
+    for (a, b, c) in [
+        (Scalar::ZERO, Scalar::ZERO, Scalar::ZERO),
+        (Scalar::ONE, Scalar::ONE, Scalar::ONE),
+        (Scalar::ZERO, Scalar::ONE, -Scalar::ONE),
+    ] {
+        let (a, b, c) = (vec![a; n], vec![b; n], vec![c; n]);
+        let want = h_polynomial_reference(a.clone(), b.clone(), c.clone()).unwrap();
+        assert_eq!(h_polynomial(a, b, c).unwrap(), want);
     }
 }
 
