@@ -6,7 +6,7 @@ use blstrs::Scalar;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ff::Field;
 use ntt_cuda::gpu::{self, DeviceScalars, Direction, GpuDomain, Order, Stream};
-use ntt_cuda::{h_polynomial, Domain};
+use ntt_cuda::{h_polynomial, h_polynomial_reference, Domain};
 use test_utils::seeded_rng;
 
 fn bench(c: &mut Criterion) {
@@ -27,6 +27,14 @@ fn bench(c: &mut Criterion) {
             b.iter_batched(
                 || (v.clone(), v.clone(), v.clone()),
                 |(a, bb, cc)| h_polynomial(a, bb, cc).unwrap(),
+                criterion::BatchSize::LargeInput,
+            )
+        });
+        // bellperson's seven-transform sequence, the same-run comparison for the six of `cpu-h`.
+        group.bench_function(BenchmarkId::new("cpu-h-bellperson-sequence", log_n), |b| {
+            b.iter_batched(
+                || (v.clone(), v.clone(), v.clone()),
+                |(a, bb, cc)| h_polynomial_reference(a, bb, cc).unwrap(),
                 criterion::BatchSize::LargeInput,
             )
         });
