@@ -2,11 +2,12 @@
 #![forbid(unsafe_code)]
 
 mod porep_like;
+pub mod sha256;
 
 pub use porep_like::{PorepLikeCircuit, BLOCK_ROWS};
 
 use bellpepper::gadgets::boolean::{AllocatedBit, Boolean};
-use bellpepper::gadgets::{multipack, sha256::sha256};
+use bellpepper::gadgets::multipack;
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use rand_core::RngCore;
@@ -20,10 +21,16 @@ const PADDING_MIN: usize = 9;
 /// Public inputs (after ONE): the 256 digest bits, big-endian within each byte, packed into field elements of 254 bits (bellpepper's `multipack`), so two inputs.
 /// The preimage is private.
 /// Constructed without a preimage, the circuit still has its full shape (for parameter generation).
+///
+/// The hash runs through [`sha256::sha256`], whose constraint system is bellpepper's `sha256` gadget's exactly but
+/// whose sums are built only inside `enforce` closures, so witness-only synthesis skips them;
+/// [`Sha256Circuit::with_bellpepper_gadget`] runs bellpepper's own gadget instead (same constraints, same
+/// parameters, same proofs), for comparisons.
 #[derive(Clone, Debug)]
 pub struct Sha256Circuit {
     blocks: usize,
     preimage: Option<Vec<u8>>,
+    bellpepper_gadget: bool,
 }
 
 impl Sha256Circuit {
@@ -33,6 +40,7 @@ impl Sha256Circuit {
         Self {
             blocks,
             preimage: None,
+            bellpepper_gadget: false,
         }
     }
 
@@ -54,7 +62,15 @@ impl Sha256Circuit {
         Ok(Self {
             blocks,
             preimage: Some(preimage),
+            bellpepper_gadget: false,
         })
+    }
+
+    /// The same circuit hashed by bellpepper's own `sha256` gadget, whose sums are built outside `enforce` closures
+    /// (the same constraint system; for comparing synthesis speed).
+    pub fn with_bellpepper_gadget(mut self) -> Self {
+        self.bellpepper_gadget = true;
+        self
     }
 
     /// A circuit over a preimage drawn from `rng`.
@@ -115,7 +131,11 @@ impl Circuit<Scalar> for Sha256Circuit {
                     .map(Boolean::from)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let digest = sha256(cs.namespace(|| "sha256"), &bits)?;
+        let digest = if self.bellpepper_gadget {
+            bellpepper::gadgets::sha256::sha256(cs.namespace(|| "sha256"), &bits)?
+        } else {
+            sha256::sha256(cs.namespace(|| "sha256"), &bits)?
+        };
         multipack::pack_into_inputs(cs.namespace(|| "digest"), &digest)
     }
 }
@@ -176,6 +196,93 @@ mod tests {
             .synthesize(&mut cs)
             .unwrap_err();
         assert!(matches!(err, SynthesisError::AssignmentMissing), "{err:?}");
+    }
+
+    #[test]
+    fn lazy_sha256_is_bellpeppers_constraint_system_exactly() {
+        use rand_core::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for blocks in [1, 2, 3] {
+            for circuit in [
+                Sha256Circuit::random(blocks, &mut rng),
+                Sha256Circuit::blank(blocks),
+            ] {
+                let with_values = circuit.preimage().is_some();
+                let mut ours = TestConstraintSystem::<Scalar>::new();
+                let mut theirs = TestConstraintSystem::<Scalar>::new();
+                let r1 = circuit.clone().synthesize(&mut ours);
+                let r2 = circuit
+                    .clone()
+                    .with_bellpepper_gadget()
+                    .synthesize(&mut theirs);
+                // Without a preimage both stop at the first missing value; with one both succeed.
+                assert_eq!(r1.is_ok(), with_values, "{blocks} blocks: {r1:?}");
+                assert_eq!(r2.is_ok(), with_values, "{blocks} blocks: {r2:?}");
+                if !with_values {
+                    continue;
+                }
+                assert_eq!(ours.num_constraints(), theirs.num_constraints());
+                assert_eq!(ours.num_inputs(), theirs.num_inputs());
+                assert_eq!(
+                    ours.hash(),
+                    theirs.hash(),
+                    "{blocks} blocks: the constraint systems differ"
+                );
+                // Satisfied with the same public inputs: the bits' constraints fix the witness, so it is the same.
+                assert!(ours.is_satisfied(), "{:?}", ours.which_is_unsatisfied());
+                let want = circuit.public_inputs().unwrap();
+                for (i, x) in want.iter().enumerate() {
+                    assert_eq!(ours.get_input(i + 1, &format!("digest/input {i}")), *x);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lazy_sha256_matches_bellpeppers_on_every_input_length() {
+        use rand_core::{RngCore, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
+        // Lengths around the padding boundaries (55, 56, 63, 64 bytes), the empty input, and two blocks and more.
+        for len in [0usize, 1, 3, 55, 56, 63, 64, 65, 119, 120, 200] {
+            let mut bytes = vec![0u8; len];
+            rng.fill_bytes(&mut bytes);
+            let bits = multipack::bytes_to_bits(&bytes);
+            let run = |lazy: bool| {
+                let mut cs = TestConstraintSystem::<Scalar>::new();
+                let input: Vec<Boolean> = bits
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &b)| {
+                        AllocatedBit::alloc(cs.namespace(|| format!("bit {i}")), Some(b))
+                            .unwrap()
+                            .into()
+                    })
+                    .collect();
+                let out = if lazy {
+                    sha256::sha256(cs.namespace(|| "sha256"), &input).unwrap()
+                } else {
+                    bellpepper::gadgets::sha256::sha256(cs.namespace(|| "sha256"), &input).unwrap()
+                };
+                let digest: Vec<bool> = out.iter().map(|b| b.get_value().unwrap()).collect();
+                assert!(
+                    cs.is_satisfied(),
+                    "{len} bytes: {:?}",
+                    cs.which_is_unsatisfied()
+                );
+                (cs.hash(), digest)
+            };
+            let (ours, theirs) = (run(true), run(false));
+            assert_eq!(
+                ours.0, theirs.0,
+                "{len} bytes: the constraint systems differ"
+            );
+            assert_eq!(ours.1, theirs.1, "{len} bytes");
+            assert_eq!(
+                ours.1,
+                multipack::bytes_to_bits(&Sha256::digest(&bytes)),
+                "{len} bytes"
+            );
+        }
     }
 
     #[test]

@@ -91,6 +91,9 @@ pub struct ProveArgs {
     /// SHA-256 blocks per partition (sha256).
     #[arg(long, default_value_t = 8)]
     blocks: usize,
+    /// SHA-256 gadget (sha256): lazy sums, or bellpepper's own (the same constraints, parameters and proofs).
+    #[arg(long, value_enum, default_value = "lazy")]
+    sha256_gadget: crate::bench_synth::Sha256Gadget,
     /// Constraints per partition (porep-like; rounded up to whole 200-constraint blocks).
     #[arg(long, default_value_t = 1 << 16)]
     constraints: usize,
@@ -272,7 +275,7 @@ pub fn run(a: ProveArgs) -> Result<()> {
         .transpose()?;
     let progress = Progress::new(a.json);
     let mut report = Report::streaming("bench prove", a.json);
-    let (kind, constraints, blocks) = (a.circuit, a.constraints, a.blocks);
+    let (kind, constraints, blocks, gadget) = (a.circuit, a.constraints, a.blocks, a.sha256_gadget);
     // Partition i of the run: its own witness (seed i), one shape for all.
     let partition = move |i: usize| match kind {
         BenchCircuit::PorepLike => {
@@ -281,7 +284,7 @@ pub fn run(a: ProveArgs) -> Result<()> {
         BenchCircuit::Sha256 => {
             use rand::SeedableRng;
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(i as u64);
-            AnyCircuit::Sha256(Sha256Circuit::random(blocks, &mut rng))
+            AnyCircuit::Sha256(gadget.apply(Sha256Circuit::random(blocks, &mut rng)))
         }
     };
     let blank = match kind {
@@ -292,6 +295,9 @@ pub fn run(a: ProveArgs) -> Result<()> {
     };
     let shape_id = blank.shape_id();
     report.text("circuit", shape_id.clone());
+    if kind == BenchCircuit::Sha256 {
+        report.text("sha256 gadget", format!("{gadget:?}").to_lowercase());
+    }
     let backend = if a.gpu {
         Backend::Gpu
     } else if a.cpu {

@@ -24,6 +24,26 @@ pub enum SynthCircuit {
     PorepLike,
 }
 
+/// Which SHA-256 gadget the sha256 circuit hashes with: the same constraint system either way.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sha256Gadget {
+    /// `circuits::sha256`: the sums' linear combinations are built inside `enforce` closures only, so witness-only
+    /// synthesis skips them.
+    Lazy,
+    /// bellpepper's own gadget, whose sums are built outside `enforce` (for comparison).
+    Bellpepper,
+}
+
+impl Sha256Gadget {
+    /// `circuit` set to hash with this gadget.
+    pub fn apply(self, circuit: Sha256Circuit) -> Sha256Circuit {
+        match self {
+            Sha256Gadget::Lazy => circuit,
+            Sha256Gadget::Bellpepper => circuit.with_bellpepper_gadget(),
+        }
+    }
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnOff {
     On,
@@ -49,6 +69,9 @@ pub struct SynthArgs {
     /// SHA-256 blocks per partition (sha256).
     #[arg(long, default_value_t = 8)]
     blocks: usize,
+    /// SHA-256 gadget (sha256): lazy sums, or bellpepper's own (the same constraints).
+    #[arg(long, value_enum, default_value = "lazy")]
+    sha256_gadget: Sha256Gadget,
     /// Circuits synthesized together (in parallel, as partitions are).
     #[arg(long, default_value_t = 1)]
     partitions: usize,
@@ -97,6 +120,7 @@ struct Case {
     args_circuit: SynthCircuit,
     constraints: usize,
     blocks: usize,
+    gadget: Sha256Gadget,
     partitions: usize,
     path: Path,
     hint: Option<SizeHint>,
@@ -148,7 +172,12 @@ fn run_once<S: TermStorage>(
         )?,
         SynthCircuit::Sha256 => synth_all(
             (0..case.partitions)
-                .map(|p| Sha256Circuit::random(case.blocks, &mut rand_seeded(p as u64)))
+                .map(|p| {
+                    case.gadget.apply(Sha256Circuit::random(
+                        case.blocks,
+                        &mut rand_seeded(p as u64),
+                    ))
+                })
                 .collect(),
             shape,
             &opts,
@@ -206,6 +235,12 @@ pub fn run(a: SynthArgs) -> Result<()> {
         v().map(|p| p.get_name().to_string()).unwrap_or_default()
     };
     report.text("circuit", name(&|| a.circuit.to_possible_value()));
+    if a.circuit == SynthCircuit::Sha256 {
+        report.text(
+            "sha256 gadget",
+            name(&|| a.sha256_gadget.to_possible_value()),
+        );
+    }
     report.text("path", name(&|| a.path.to_possible_value()));
     report.count("partitions", a.partitions);
     report.count("threads", pool.current_num_threads());
@@ -213,6 +248,7 @@ pub fn run(a: SynthArgs) -> Result<()> {
         args_circuit: a.circuit,
         constraints: a.constraints,
         blocks: a.blocks,
+        gadget: a.sha256_gadget,
         partitions: a.partitions,
         path: a.path,
         hint: None,
@@ -248,7 +284,8 @@ pub fn run(a: SynthArgs) -> Result<()> {
                 &Default::default(),
             ),
             SynthCircuit::Sha256 => r1cs_synth::synthesize(
-                Sha256Circuit::random(a.blocks, &mut rand_seeded(0)),
+                a.sha256_gadget
+                    .apply(Sha256Circuit::random(a.blocks, &mut rand_seeded(0))),
                 &Default::default(),
             ),
         })?;

@@ -1,6 +1,8 @@
 //! Direct synthesis against compiled-shape synthesis (and its witness step alone) on SHA-256 (BENCH_BLOCKS, comma-separated, default "2,8"),
 //! and, in the same run, bellperson 0.27's own synthesis time as its prover logs it ("synthesis time: ..."),
 //! captured from `create_random_proof` on the same circuit (BENCH_BELLPERSON_RUNS proofs, default 5; 0 skips it).
+//! Ids ending in `-bellpepper-gadget` hash with bellpepper's own SHA-256 gadget instead of `circuits::sha256` (the
+//! same constraint system; its sums built outside `enforce` closures), for bellperson as well.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -36,11 +38,33 @@ fn bench(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("compiled", &id), |b| {
             b.iter(|| shape.synthesize(circuit.clone()).unwrap())
         });
+        // Into the previous synthesis's vectors, as the engine does once a partition is proved.
+        let mut spare = Some(shape.synthesize(circuit.clone()).unwrap());
+        group.bench_function(BenchmarkId::new("compiled-reusing", &id), |b| {
+            b.iter(|| {
+                let pa = shape
+                    .synthesize_reusing(circuit.clone(), spare.take().unwrap())
+                    .unwrap();
+                spare = Some(pa);
+            })
+        });
         // The circuit's own code alone (the compiled path without its parallel products): the floor of any
         // synthesis that runs the circuit, which bounds what the compiled path can gain over bellperson's.
         group.bench_function(BenchmarkId::new("witness-only", &id), |b| {
             b.iter(|| shape.witness(circuit.clone()).unwrap())
         });
+        // The same with bellpepper's gadget (the same shape serves: the constraint systems are identical).
+        let theirs = circuit.clone().with_bellpepper_gadget();
+        group.bench_function(BenchmarkId::new("direct-bellpepper-gadget", &id), |b| {
+            b.iter(|| synthesize(theirs.clone(), &SynthesisOptions::default()).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("compiled-bellpepper-gadget", &id), |b| {
+            b.iter(|| shape.synthesize(theirs.clone()).unwrap())
+        });
+        group.bench_function(
+            BenchmarkId::new("witness-only-bellpepper-gadget", &id),
+            |b| b.iter(|| shape.witness(theirs.clone()).unwrap()),
+        );
     }
     group.finish();
 }
@@ -98,18 +122,24 @@ fn bellperson_synthesis() {
             bp::generate_random_parameters::<Bls12, _, _>(Sha256Circuit::blank(blocks), &mut rng)
                 .unwrap();
         let circuit = Sha256Circuit::random(blocks, &mut rng);
-        LOGGED.lock().unwrap().clear();
-        for _ in 0..runs {
-            bp::create_random_proof::<Bls12, _, _, _>(circuit.clone(), &params, &mut rng).unwrap();
-        }
-        let mut t = LOGGED.lock().unwrap().clone();
-        t.sort();
-        if let (Some(min), Some(max)) = (t.first(), t.last()) {
-            println!(
-                "synth/bellperson-logged/sha256-{blocks}blk: median {:?} (min {min:?}, max {max:?}, {} proofs)",
-                t[t.len() / 2],
-                t.len()
-            );
+        for (tag, circuit) in [
+            ("", circuit.clone()),
+            ("-bellpepper-gadget", circuit.with_bellpepper_gadget()),
+        ] {
+            LOGGED.lock().unwrap().clear();
+            for _ in 0..runs {
+                bp::create_random_proof::<Bls12, _, _, _>(circuit.clone(), &params, &mut rng)
+                    .unwrap();
+            }
+            let mut t = LOGGED.lock().unwrap().clone();
+            t.sort();
+            if let (Some(min), Some(max)) = (t.first(), t.last()) {
+                println!(
+                    "synth/bellperson-logged{tag}/sha256-{blocks}blk: median {:?} (min {min:?}, max {max:?}, {} proofs)",
+                    t[t.len() / 2],
+                    t.len()
+                );
+            }
         }
     }
 }
