@@ -668,10 +668,7 @@ mod imp {
                 }
             }
             let g = crate::coset_generator();
-            // Z(g) = g^n - 1.
-            let z_inv = (g.pow_vartime([self.size() as u64]) - Scalar::ONE)
-                .invert()
-                .expect("g lies outside the domain");
+            let z_inv = crate::coset_z_inverse(self.size(), g);
             let raw_streams = [streams[0].raw(), streams[1].raw(), streams[2].raw()];
             // SAFETY: three device buffers of n scalars (checked), live streams, 32-byte scalars.
             check(unsafe {

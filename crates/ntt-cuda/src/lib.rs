@@ -325,24 +325,14 @@ pub fn h_polynomial(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Ve
     check_abc_lengths(&a, &b, &c)?;
     let domain = Domain::for_len(a.len())?;
     let g = coset_generator();
-    let padded = |mut v: Vec<Scalar>| {
-        v.resize(domain.size(), Scalar::ZERO);
-        v
-    };
-    let to_coset = |v: Vec<Scalar>| -> Result<Vec<Scalar>> {
-        let mut v = padded(v);
-        domain.ifft(&mut v)?;
-        domain.coset_fft(&mut v, g)?;
-        Ok(v)
-    };
-    let to_coefficients = |v: Vec<Scalar>| -> Result<Vec<Scalar>> {
-        let mut v = padded(v);
-        domain.ifft(&mut v)?;
-        Ok(v)
-    };
     let (a, (b, c)) = rayon::join(
-        || to_coset(a),
-        || rayon::join(|| to_coset(b), || to_coefficients(c)),
+        || coset_evaluations(&domain, g, a),
+        || {
+            rayon::join(
+                || coset_evaluations(&domain, g, b),
+                || coefficients(&domain, c),
+            )
+        },
     );
     let (mut ab, b, c) = (a?, b?, c?);
     ab.par_iter_mut()
@@ -351,7 +341,7 @@ pub fn h_polynomial(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Ve
         .for_each(|(a, b)| *a *= b);
     drop(b);
     domain.icoset_fft(&mut ab, g)?;
-    let z_inv = z_inverse(&domain, g);
+    let z_inv = coset_z_inverse(domain.size(), g);
     ab.par_iter_mut()
         .zip(c.par_iter())
         .with_min_len(1024)
@@ -374,19 +364,14 @@ pub fn h_polynomial_reference(
     check_abc_lengths(&a, &b, &c)?;
     let domain = Domain::for_len(a.len())?;
     let g = coset_generator();
-    let to_coset = |mut v: Vec<Scalar>| -> Result<Vec<Scalar>> {
-        v.resize(domain.size(), Scalar::ZERO);
-        domain.ifft(&mut v)?;
-        domain.coset_fft(&mut v, g)?;
-        Ok(v)
-    };
+    let to_coset = |v| coset_evaluations(&domain, g, v);
     // The three inputs in parallel, as bellperson's worker runs them (it is the 2^27 heavy sweep's reference).
     let (a, (b, c)) = rayon::join(
         || to_coset(a),
         || rayon::join(|| to_coset(b), || to_coset(c)),
     );
     let (mut a, b, c) = (a?, b?, c?);
-    let z_inv = z_inverse(&domain, g);
+    let z_inv = coset_z_inverse(domain.size(), g);
     a.par_iter_mut()
         .zip(b.par_iter().zip(c.par_iter()))
         .with_min_len(1024)
@@ -396,10 +381,24 @@ pub fn h_polynomial_reference(
     Ok(a)
 }
 
-/// Z(g)⁻¹ = (gⁿ − 1)⁻¹, Z's one value on the coset g⟨ω⟩.
-fn z_inverse(domain: &Domain, g: Scalar) -> Scalar {
-    domain
-        .z_at(g)
+/// Evaluations on the domain (zero-padded to its size) to coefficients.
+fn coefficients(domain: &Domain, mut v: Vec<Scalar>) -> Result<Vec<Scalar>> {
+    v.resize(domain.size(), Scalar::ZERO);
+    domain.ifft(&mut v)?;
+    Ok(v)
+}
+
+/// Evaluations on the domain (zero-padded to its size) to evaluations on the coset g⟨ω⟩.
+fn coset_evaluations(domain: &Domain, g: Scalar, v: Vec<Scalar>) -> Result<Vec<Scalar>> {
+    let mut v = coefficients(domain, v)?;
+    domain.coset_fft(&mut v, g)?;
+    Ok(v)
+}
+
+/// Z(g)⁻¹ = (gⁿ − 1)⁻¹ for a domain of n points: Z's one value on the coset g⟨ω⟩ (the CPU and GPU H both divide by
+/// it).
+pub(crate) fn coset_z_inverse(n: usize, g: Scalar) -> Scalar {
+    (g.pow_vartime([n as u64]) - Scalar::ONE)
         .invert()
         .expect("g is not in the domain, so Z(g) != 0")
 }
