@@ -248,9 +248,11 @@ impl Packer {
             || format!("multieq {ops}"),
             |_| {
                 let mut lc = LinearCombination::zero();
+                let mut shifted = PowerOfTwo::<Scalar>::new();
                 for eq in &pending {
+                    let base = shifted.at(eq.shift);
                     for bits in &eq.operands {
-                        let mut coeff = shift_coeff::<Scalar>(eq.shift);
+                        let mut coeff = base;
                         for bit in bits {
                             lc = add_bit(lc, one, bit, coeff);
                             coeff = coeff.double();
@@ -262,8 +264,9 @@ impl Packer {
             |lc| lc + one,
             |_| {
                 let mut lc = LinearCombination::zero();
+                let mut shifted = PowerOfTwo::<Scalar>::new();
                 for eq in &pending {
-                    let mut coeff = shift_coeff::<Scalar>(eq.shift);
+                    let mut coeff = shifted.at(eq.shift);
                     for &v in &eq.result {
                         lc = lc + (coeff, v);
                         coeff = coeff.double();
@@ -277,8 +280,32 @@ impl Packer {
     }
 }
 
-fn shift_coeff<Scalar: PrimeField>(shift: usize) -> Scalar {
-    Scalar::from(2u64).pow_vartime([shift as u64])
+/// 2^e for non-decreasing e, by doubling (the packed equalities' shifts only grow): a few additions where a power by
+/// squarings cost products.
+struct PowerOfTwo<Scalar> {
+    value: Scalar,
+    exp: usize,
+}
+
+impl<Scalar: PrimeField> PowerOfTwo<Scalar> {
+    fn new() -> Self {
+        PowerOfTwo {
+            value: Scalar::ONE,
+            exp: 0,
+        }
+    }
+
+    /// 2^`exp`: cheapest when `exp` is at least the previous call's (a smaller one starts again from 1).
+    fn at(&mut self, exp: usize) -> Scalar {
+        if exp < self.exp {
+            *self = Self::new();
+        }
+        while self.exp < exp {
+            self.value = self.value.double();
+            self.exp += 1;
+        }
+        self.value
+    }
 }
 
 /// `lc` plus coeff times the bit, as `Boolean::lc` writes it (a false constant adds no term, a true one adds to ONE,

@@ -20,7 +20,9 @@ use groth16_pipeline::{
     Backend, Engine, EngineOptions, PartitionOutcome, PartitionReport, ProverOptions, RunSummary,
 };
 use lc_indexer::VecTerms;
-use r1cs_synth::{synthesize, CompiledShape, ProvingAssignment, SynthesisOptions};
+use r1cs_synth::{
+    synthesize, synthesize_reusing, CompiledShape, ProvingAssignment, SynthesisOptions,
+};
 use rand::rngs::OsRng;
 use srs_loader::{Parameters, ReadOptions, VerifyingKey};
 
@@ -462,10 +464,7 @@ pub fn run(a: ProveArgs) -> Result<()> {
             match &shape {
                 Some(shape) if abc_by_prover => shape.witness_assignment(circuit, spare),
                 Some(shape) => shape.synthesize_reusing(circuit, spare),
-                None => {
-                    drop(spare); // freed before the direct path allocates its own vectors
-                    synthesize(circuit, &SynthesisOptions::default())
-                }
+                None => synthesize_reusing(circuit, &SynthesisOptions::default(), spare),
             }
         };
     let on_done = |o: &PartitionOutcome| log.log(o);

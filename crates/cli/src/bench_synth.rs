@@ -12,7 +12,10 @@ use blstrs::Scalar;
 use circuits::{PorepLikeCircuit, Sha256Circuit};
 use clap::{Args, ValueEnum};
 use lc_indexer::{Backend, SmallVecTerms1, SmallVecTerms2, SmallVecTerms4, TermStorage, VecTerms};
-use r1cs_synth::{synthesize_batch, CompiledShape, ProvingAssignment, SizeHint, SynthesisOptions};
+use r1cs_synth::{
+    synthesize_batch_reusing, CompiledShape, ProvingAssignment, SizeHint, SynthesisOptions,
+};
+use rayon::prelude::*;
 
 use crate::report::{median, Report};
 
@@ -56,6 +59,9 @@ pub enum Path {
     Direct,
     /// Witness only, against a compiled shape (compiled once, outside the timing); a, b, c by sparse products.
     Compiled,
+    /// The compiled path's witness alone, a, b and c left to the prover: what a partition is on the host when the
+    /// GPU computes a, b and c from the witness it uploads (the engine's default with H on the GPU).
+    CompiledWitness,
 }
 
 #[derive(Args, Debug)]
@@ -91,8 +97,8 @@ pub struct SynthArgs {
     /// Synthesis path.
     #[arg(long, value_enum, default_value = "direct")]
     path: Path,
-    /// Compiled path: synthesize each round into the memory of the previous round's assignments (as a prover that
-    /// hands finished partitions back would), instead of allocating and faulting in fresh pages.
+    /// Synthesize each round into the memory of the previous round's assignments (as a prover that hands finished
+    /// partitions back would), instead of allocating and faulting in fresh pages. Either path.
     #[arg(long, value_enum, default_value = "off")]
     reuse: OnOff,
     /// Worker threads (default: all cores).
@@ -128,7 +134,7 @@ struct Case {
 }
 
 /// One timed synthesis of all partitions with storage `S`; returns seconds and the constraint count.
-/// With `case.reuse`, the compiled path synthesizes into `spares` (the previous round's assignments) and leaves this
+/// With `case.reuse`, either path synthesizes into `spares` (the previous round's assignments) and leaves this
 /// round's there.
 fn run_once<S: TermStorage>(
     case: &Case,
@@ -141,19 +147,27 @@ fn run_once<S: TermStorage>(
     };
     fn synth_all<C: Circuit<Scalar> + Send>(
         circuits: Vec<C>,
-        shape: Option<&CompiledShape>,
+        shape: Option<(&CompiledShape, Path)>,
         opts: &SynthesisOptions,
         spares: Vec<ProvingAssignment>,
     ) -> r1cs_synth::Result<Vec<ProvingAssignment>> {
         match shape {
-            Some(shape) => shape.synthesize_batch_reusing(circuits, spares),
-            None => synthesize_batch(circuits, opts),
+            Some((shape, Path::CompiledWitness)) => {
+                let mut spares = spares;
+                spares.resize_with(circuits.len(), ProvingAssignment::default);
+                circuits
+                    .into_par_iter()
+                    .zip(spares)
+                    .map(|(c, spare)| shape.witness_assignment(c, spare))
+                    .collect()
+            }
+            Some((shape, _)) => shape.synthesize_batch_reusing(circuits, spares),
+            None => synthesize_batch_reusing(circuits, opts, spares),
         }
     }
-    let shape = if case.path == Path::Compiled {
-        shape
-    } else {
-        None
+    let shape = match case.path {
+        Path::Direct => None,
+        path => shape.map(|s| (s, path)),
     };
     let spare = if case.reuse {
         std::mem::take(spares)
@@ -217,9 +231,6 @@ pub fn run(a: SynthArgs) -> Result<()> {
     if a.iterations == 0 || a.partitions == 0 {
         bail!("--iterations and --partitions must be at least 1");
     }
-    if a.reuse == OnOff::On && a.path != Path::Compiled {
-        bail!("--reuse on applies to the compiled path: add --path compiled");
-    }
     let variants: Vec<Backend> = a
         .variant
         .iter()
@@ -256,7 +267,7 @@ pub fn run(a: SynthArgs) -> Result<()> {
     };
     let shape = match a.path {
         Path::Direct => None,
-        Path::Compiled => Some(pool.install(|| match a.circuit {
+        Path::Compiled | Path::CompiledWitness => Some(pool.install(|| match a.circuit {
             SynthCircuit::PorepLike => {
                 CompiledShape::compile(PorepLikeCircuit::<VecTerms>::blank(a.constraints, 327))
             }

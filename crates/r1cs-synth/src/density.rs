@@ -25,6 +25,20 @@ impl Density {
         }
     }
 
+    /// Makes room for `bits` more bits.
+    pub fn reserve(&mut self, bits: usize) {
+        let words = (self.len + bits).div_ceil(64);
+        self.words
+            .reserve_exact(words.saturating_sub(self.words.len()));
+    }
+
+    /// Empties the vector, keeping its memory.
+    pub fn clear(&mut self) {
+        self.words.clear();
+        self.len = 0;
+        self.ones = 0;
+    }
+
     /// Appends one unset bit.
     #[inline]
     pub fn push_unset(&mut self) {

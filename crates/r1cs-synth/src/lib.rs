@@ -106,22 +106,21 @@ struct Checker {
 }
 
 impl ProvingAssignment {
-    fn with_options(opts: &SynthesisOptions) -> Self {
-        let mut pa = ProvingAssignment::default();
+    /// Reserves what `opts.hint` asks for (on empty vectors) and turns the checker on if asked.
+    fn prepare(&mut self, opts: &SynthesisOptions) {
         if let Some(h) = opts.hint {
-            pa.a.reserve_exact(h.constraints);
-            pa.b.reserve_exact(h.constraints);
-            pa.c.reserve_exact(h.constraints);
-            pa.input_assignment.reserve_exact(h.inputs);
-            pa.aux_assignment.reserve_exact(h.aux);
-            pa.a_aux_density = Density::with_capacity(h.aux);
-            pa.b_input_density = Density::with_capacity(h.inputs);
-            pa.b_aux_density = Density::with_capacity(h.aux);
+            self.a.reserve_exact(h.constraints);
+            self.b.reserve_exact(h.constraints);
+            self.c.reserve_exact(h.constraints);
+            self.input_assignment.reserve_exact(h.inputs);
+            self.aux_assignment.reserve_exact(h.aux);
+            self.a_aux_density.reserve(h.aux);
+            self.b_input_density.reserve(h.inputs);
+            self.b_aux_density.reserve(h.aux);
         }
         if opts.check {
-            pa.check = Some(Checker::default());
+            self.check = Some(Checker::default());
         }
-        pa
     }
 
     /// Number of constraints, input constraints included.
@@ -178,9 +177,16 @@ fn eval_tracked(
     aux: &[Scalar],
 ) -> Scalar {
     let mut acc = Scalar::ZERO;
+    // Most values are bits (every boolean the gadgets allocate): a zero adds nothing and a one adds its coefficient,
+    // so only the other values pay for a product. Exact field arithmetic, so the sum is the same bit for bit.
     let mut add = |value: Scalar, coeff: &Scalar| {
+        if value == Scalar::ZERO {
+            return;
+        }
         if *coeff == Scalar::ONE {
             acc += value;
+        } else if value == Scalar::ONE {
+            acc += coeff;
         } else {
             acc += value * coeff;
         }
@@ -311,19 +317,55 @@ pub fn synthesize<C: Circuit<Scalar>>(
     circuit: C,
     opts: &SynthesisOptions,
 ) -> Result<ProvingAssignment> {
-    synthesize_indexed(0, circuit, opts)
+    synthesize_reusing(circuit, opts, ProvingAssignment::default())
 }
 
-fn synthesize_indexed<C: Circuit<Scalar>>(
+/// [`synthesize`] into the memory of an assignment the caller is done with (`spare`, typically the previous
+/// partition's): its vectors are emptied and written again, not dropped and allocated again, so their pages are
+/// neither faulted in nor cleared by the kernel a second time, and they do not grow by reallocation when `spare` came
+/// from a circuit of the same shape. `opts.hint` still reserves what `spare` lacks. The result is the same as
+/// `synthesize`'s.
+///
+/// # Errors
+/// As [`synthesize`].
+pub fn synthesize_reusing<C: Circuit<Scalar>>(
+    circuit: C,
+    opts: &SynthesisOptions,
+    spare: ProvingAssignment,
+) -> Result<ProvingAssignment> {
+    synthesize_reusing_indexed(0, circuit, opts, spare)
+}
+
+fn synthesize_reusing_indexed<C: Circuit<Scalar>>(
     index: usize,
     circuit: C,
     opts: &SynthesisOptions,
+    spare: ProvingAssignment,
 ) -> Result<ProvingAssignment> {
+    let mut pa = spare;
+    for v in [
+        &mut pa.a,
+        &mut pa.b,
+        &mut pa.c,
+        &mut pa.input_assignment,
+        &mut pa.aux_assignment,
+    ] {
+        v.clear();
+    }
+    for d in [
+        &mut pa.a_aux_density,
+        &mut pa.b_input_density,
+        &mut pa.b_aux_density,
+    ] {
+        d.clear();
+    }
+    pa.deferred_rows = 0;
+    pa.check = None;
+    pa.prepare(opts);
     let wrap = |source| Error::Synthesis {
         circuit: index,
         source,
     };
-    let mut pa = ProvingAssignment::with_options(opts);
     pa.alloc_input(|| "ONE", || Ok(Scalar::ONE)).map_err(wrap)?;
     circuit.synthesize(&mut pa).map_err(wrap)?;
     for i in 0..pa.input_assignment.len() {
@@ -356,9 +398,24 @@ pub fn synthesize_batch<C: Circuit<Scalar> + Send>(
     circuits: Vec<C>,
     opts: &SynthesisOptions,
 ) -> Result<Vec<ProvingAssignment>> {
+    synthesize_batch_reusing(circuits, opts, Vec::new())
+}
+
+/// [`synthesize_batch`] into the memory of assignments the caller is done with (`spares`, matched to circuits in
+/// order; missing ones start empty, extra ones are dropped), as [`synthesize_reusing`] does for one circuit.
+///
+/// # Errors
+/// As [`synthesize_batch`].
+pub fn synthesize_batch_reusing<C: Circuit<Scalar> + Send>(
+    circuits: Vec<C>,
+    opts: &SynthesisOptions,
+    mut spares: Vec<ProvingAssignment>,
+) -> Result<Vec<ProvingAssignment>> {
+    spares.resize_with(circuits.len(), ProvingAssignment::default);
     circuits
         .into_par_iter()
+        .zip(spares)
         .enumerate()
-        .map(|(i, c)| synthesize_indexed(i, c, opts))
+        .map(|(i, (c, spare))| synthesize_reusing_indexed(i, c, opts, spare))
         .collect()
 }

@@ -6,8 +6,8 @@ use blstrs::Scalar;
 use circuits::Sha256Circuit;
 use ff::Field;
 use r1cs_synth::{
-    synthesize, synthesize_batch, Error, ProvingAssignment, R1csShape, SizeHint, SynthesisOptions,
-    Var,
+    synthesize, synthesize_batch, synthesize_batch_reusing, synthesize_reusing, Error,
+    ProvingAssignment, R1csShape, SizeHint, SynthesisOptions, Var,
 };
 use test_utils::{fresh_rng, seeded_rng, RandomCircuit};
 
@@ -190,5 +190,56 @@ fn batch_equals_one_by_one_with_and_without_hint() {
             }
         ),
         "{err}"
+    );
+}
+
+/// The direct path into a finished assignment's memory gives what fresh memory gives, whatever the spare held: a
+/// larger or smaller circuit's vectors, an assignment whose a, b and c were left to the prover, or nothing; the
+/// checker and the hint work as without a spare, and a batch takes fewer spares than circuits.
+#[test]
+fn direct_synthesize_reusing_equals_synthesize() {
+    let mut rng = fresh_rng("direct_synthesize_reusing_equals_synthesize");
+    let big = RandomCircuit::new(5, 40, 200, &mut rng);
+    let mut spare = synthesize(big, &SynthesisOptions::default()).unwrap();
+    for round in 0..4 {
+        let circuit = RandomCircuit::new(3, 10 + round, 60 + 20 * round, &mut rng);
+        let fresh = synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap();
+        let opts = SynthesisOptions {
+            check: round % 2 == 1,
+            hint: (round == 2).then(|| fresh.size_hint()),
+        };
+        let reused = synthesize_reusing(circuit, &opts, spare).unwrap();
+        assert_eq!(reused, fresh, "round {round}");
+        spare = reused;
+    }
+    // A spare whose a, b and c are with the prover.
+    let shape = r1cs_synth::CompiledShape::compile(Sha256Circuit::blank(1)).unwrap();
+    let sha = Sha256Circuit::random(1, &mut rng);
+    let deferred = shape
+        .witness_assignment(sha.clone(), ProvingAssignment::default())
+        .unwrap();
+    assert!(deferred.products_deferred());
+    let fresh = synthesize(sha.clone(), &SynthesisOptions::default()).unwrap();
+    let reused = synthesize_reusing(sha, &SynthesisOptions::default(), deferred).unwrap();
+    assert!(!reused.products_deferred());
+    assert_eq!(reused, fresh);
+    // The checker still names the failing constraint.
+    let mut broken = RandomCircuit::new(2, 5, 40, &mut rng);
+    broken.break_constraint = Some(9);
+    let check = SynthesisOptions {
+        check: true,
+        hint: None,
+    };
+    let err = synthesize_reusing(broken, &check, reused).unwrap_err();
+    assert!(matches!(err, Error::Unsatisfied { index: 9, .. }), "{err}");
+    // A batch with fewer spares than circuits, one of them empty.
+    let circuits: Vec<_> = (0..3)
+        .map(|_| RandomCircuit::new(2, 8, 50, &mut rng))
+        .collect();
+    let fresh = synthesize_batch(circuits.clone(), &SynthesisOptions::default()).unwrap();
+    let spares = vec![spare, ProvingAssignment::default()];
+    assert_eq!(
+        synthesize_batch_reusing(circuits, &SynthesisOptions::default(), spares).unwrap(),
+        fresh
     );
 }
