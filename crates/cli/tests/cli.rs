@@ -212,6 +212,28 @@ fn bench_synth_reports_every_variant() {
             "{summary}"
         );
     }
+    // Every path, reusing the previous round's vectors, counts the same constraints.
+    for path in ["direct", "compiled", "compiled-witness"] {
+        let out = cuzk(&[
+            "bench",
+            "synth",
+            "--constraints",
+            "2000",
+            "--iterations",
+            "2",
+            "--variant",
+            "vec",
+            "--path",
+            path,
+            "--reuse",
+            "on",
+            "--json",
+        ]);
+        assert!(out.status.success(), "{path}: {}", text(&out));
+        let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(summary["constraints_per_round"], 2000 + 328, "{path}");
+        assert_eq!(summary["reuse"], "on", "{path}");
+    }
     let out = cuzk(&["bench", "synth", "--variant", "smallvec3"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("unknown LC backend"), "{}", text(&out));
