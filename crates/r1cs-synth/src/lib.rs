@@ -342,25 +342,26 @@ fn synthesize_reusing_indexed<C: Circuit<Scalar>>(
     opts: &SynthesisOptions,
     spare: ProvingAssignment,
 ) -> Result<ProvingAssignment> {
-    let mut pa = spare;
-    for v in [
-        &mut pa.a,
-        &mut pa.b,
-        &mut pa.c,
-        &mut pa.input_assignment,
-        &mut pa.aux_assignment,
-    ] {
+    // The spare's vectors, emptied; everything else (the constraint count, the checker) starts afresh.
+    fn emptied<T>(mut v: Vec<T>) -> Vec<T> {
         v.clear();
+        v
     }
-    for d in [
-        &mut pa.a_aux_density,
-        &mut pa.b_input_density,
-        &mut pa.b_aux_density,
-    ] {
+    let emptied_density = |mut d: Density| {
         d.clear();
-    }
-    pa.deferred_rows = 0;
-    pa.check = None;
+        d
+    };
+    let mut pa = ProvingAssignment {
+        a: emptied(spare.a),
+        b: emptied(spare.b),
+        c: emptied(spare.c),
+        input_assignment: emptied(spare.input_assignment),
+        aux_assignment: emptied(spare.aux_assignment),
+        a_aux_density: emptied_density(spare.a_aux_density),
+        b_input_density: emptied_density(spare.b_input_density),
+        b_aux_density: emptied_density(spare.b_aux_density),
+        ..ProvingAssignment::default()
+    };
     pa.prepare(opts);
     let wrap = |source| Error::Synthesis {
         circuit: index,
