@@ -141,13 +141,14 @@ fn gpu(root: &Path) -> Result<()> {
         ) else {
             continue;
         };
-        if name != "gpu" {
+        // The GPU test binaries: `gpu`, and `gpu_*` ones that need a process of their own.
+        if name != "gpu" && !name.starts_with("gpu_") {
             continue;
         }
         let dst = ["ntt-cuda", "msm-cuda", "groth16-pipeline"]
             .iter()
             .find(|p| pkg.contains(*p))
-            .map(|p| format!("{}_gpu", p.replace('-', "_")));
+            .map(|p| format!("{}_{name}", p.replace('-', "_")));
         if let Some(dst) = dst {
             std::fs::copy(exe, dev.join(&dst)).with_context(|| format!("copying {exe}"))?;
         }
@@ -156,7 +157,7 @@ fn gpu(root: &Path) -> Result<()> {
     std::fs::copy(root.join("target/release/cuzk"), dev.join("cuzk")).context("copying cuzk")?;
     println!(
         "GPU binaries are in {} (carry that folder to the GPU machine). There, for example:\n\
-         \n  CUZK_REQUIRE_GPU=1 ./ntt_cuda_gpu && CUZK_REQUIRE_GPU=1 ./msm_cuda_gpu && CUZK_REQUIRE_GPU=1 ./groth16_pipeline_gpu\
+         \n  CUZK_REQUIRE_GPU=1 ./ntt_cuda_gpu && CUZK_REQUIRE_GPU=1 ./msm_cuda_gpu && CUZK_REQUIRE_GPU=1 ./groth16_pipeline_gpu && CUZK_REQUIRE_GPU=1 ./groth16_pipeline_gpu_streamed\
          \n  ncu --set full -k regex:accumulate -c 3 -o msm_accumulate ./cuzk bench msm --sizes 24 --scalars random --iterations 1\
          \n  ncu --set full -k regex:ntt -c 6 -o ntt ./cuzk bench ntt --sizes 24 --h-sizes 24 --iterations 1\
          \n  nsys profile -o prove ./cuzk bench prove --gpu --constraints 4190000 --partitions 4 --params fake\

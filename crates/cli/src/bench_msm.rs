@@ -7,7 +7,9 @@ use anyhow::{bail, Context, Result};
 use blstrs::{G1Affine, Scalar};
 use clap::{Args, ValueEnum};
 use ff::Field;
-use msm_cuda::gpu::{self, Accumulation, DeviceBases, GpuScalars, MsmOptions, MsmStats};
+use msm_cuda::gpu::{
+    self, Accumulation, DeviceBases, GpuScalars, MsmOptions, MsmScratch, MsmStats, StreamedBases,
+};
 use ntt_cuda::gpu::PinnedScalars;
 use rayon::prelude::*;
 
@@ -55,6 +57,10 @@ pub struct MsmArgs {
     /// where B_G2 should run).
     #[arg(long, value_delimiter = ',')]
     g2_sizes: Vec<u32>,
+    /// Also time each size with the bases left in host memory and streamed to the device in chunks of N points
+    /// (as the prover does with `CUZK_GPU_PARAMS=streamed`, for cards that cannot hold the parameters).
+    #[arg(long, value_name = "N")]
+    streamed_chunk: Option<usize>,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -106,7 +112,8 @@ fn mults(s: &MsmStats) -> f64 {
     s.digits as f64 * per_add + s.ones as f64 * 10.0 + buckets * 2.0 * 14.0
 }
 
-/// Times `iterations` MSMs (after a warm-up): wall milliseconds from pinned scalars to the combined point.
+/// Times `iterations` MSMs against resident bases (after a warm-up): wall milliseconds from pinned scalars to the
+/// combined point.
 fn time_msm(
     bases: &DeviceBases<G1Affine>,
     scalars: &[Scalar],
@@ -114,20 +121,36 @@ fn time_msm(
     iterations: u32,
     check: Option<blstrs::G1Projective>,
 ) -> Result<(Vec<f64>, MsmStats, blstrs::G1Projective)> {
-    let (first, _) = bases.msm(0, GpuScalars::Host(scalars), opts)?;
+    time_runs(
+        || bases.msm(0, GpuScalars::Host(scalars), opts),
+        scalars.len(),
+        opts,
+        iterations,
+        check,
+    )
+}
+
+/// Times `iterations` runs of `msm` (after a warm-up whose result must equal `check` when given, and every later
+/// one the warm-up's): wall milliseconds each, the last run's stats, the result.
+fn time_runs(
+    msm: impl Fn() -> msm_cuda::Result<(blstrs::G1Projective, MsmStats)>,
+    n: usize,
+    opts: &MsmOptions,
+    iterations: u32,
+    check: Option<blstrs::G1Projective>,
+) -> Result<(Vec<f64>, MsmStats, blstrs::G1Projective)> {
+    let scalars_len = n;
+    let (first, _) = msm()?;
     if let Some(want) = check {
         if first != want {
-            bail!(
-                "GPU MSM disagrees with the CPU on {} scalars ({opts:?})",
-                scalars.len()
-            );
+            bail!("GPU MSM disagrees with the CPU on {scalars_len} scalars ({opts:?})");
         }
     }
     let mut times = Vec::new();
     let mut last = MsmStats::default();
     for _ in 0..iterations.max(1) {
         let t = Instant::now();
-        let (p, stats) = bases.msm(0, GpuScalars::Host(scalars), opts)?;
+        let (p, stats) = msm()?;
         times.push(t.elapsed().as_secs_f64() * 1e3);
         if p != first {
             bail!("GPU MSM gave different results on repeated runs");
@@ -276,6 +299,31 @@ pub fn run(a: MsmArgs) -> Result<()> {
                         a.iterations, s.window, s.windows, s.accumulation.name(), s.affine_rounds, s.ms_upload,
                         s.ms_classify, s.ms_sort, s.ms_accumulate, s.ms_reduce, s.ms_ones, s.ms_total, s.ms_combine,
                         s.zeros, s.ones, s.others
+                    ),
+                );
+            }
+            if let Some(chunk) = a.streamed_chunk {
+                let want = want.or(agreed.map(|(_, p)| p));
+                let streamed = StreamedBases::<G1Affine>::new(chunk, &MsmScratch::new()?)?;
+                let (times, s, _) = time_runs(
+                    || streamed.msm(&all_bases, 0, GpuScalars::Host(&pinned), &opts),
+                    n,
+                    &opts,
+                    a.iterations,
+                    want,
+                )?;
+                let (med, min, max) = median(times);
+                report.time(
+                    &format!("g1 2^{lg} {kind:?} streamed median"),
+                    std::time::Duration::from_secs_f64(med / 1e3),
+                );
+                report.text(
+                    &format!("G1 MSM 2^{lg} {kind:?} streamed"),
+                    format!(
+                        "{med:.3} ms (median of {}, min {min:.3}, max {max:.3}); {} chunks of at most {chunk} points \
+                         from host memory, their uploads {:.2} ms (all but the first beside the previous chunk's MSM); \
+                         window {} (first chunk); device total {:.2} ms",
+                        a.iterations, s.bases_chunks, s.ms_bases_upload, s.window, s.ms_total
                     ),
                 );
             }

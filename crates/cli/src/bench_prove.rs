@@ -402,6 +402,7 @@ pub fn run(a: ProveArgs) -> Result<()> {
             max_in_flight,
             verify,
             corrupt_partition: None,
+            device_error_partition: None,
             reuse_buffers: a.reuse == crate::bench_synth::OnOff::On,
             stage_witness: a.stage_witness == crate::bench_synth::OnOff::On,
         },
@@ -556,8 +557,7 @@ pub(crate) fn summarize(
     let failed: Vec<_> = outcomes.iter().filter(|o| o.proof.is_err()).collect();
     let reports: Vec<&PartitionReport> = outcomes.iter().map(|o| &o.report).collect();
     if let Some(first) = reports.first() {
-        report.text("H backend", first.timings.h_backend.into());
-        report.text("MSM backend", first.timings.msm_backend.into());
+        report.backends(&first.timings);
     }
     let phase = |name: &str, f: &dyn Fn(&PartitionReport) -> Duration, report: &mut Report| {
         let (med, lo, hi) = median(reports.iter().map(|r| ms(f(r))).collect());

@@ -458,8 +458,7 @@ fn cmd_prove(a: ProveArgs) -> Result<ExitCode> {
         .pop()
         .expect("one proof per circuit");
     spinner.finish();
-    report.text("H backend", timings.h_backend.into());
-    report.text("MSM backend", timings.msm_backend.into());
+    report.backends(&timings);
     report.time("H polynomial", timings.h_poly);
     report.time("MSM H", timings.msm_h);
     report.time("MSM L", timings.msm_l);

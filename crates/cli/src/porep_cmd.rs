@@ -486,8 +486,7 @@ fn prove(a: ProveArgs) -> Result<ExitCode> {
     let proof = porep::prove(c1, &st.loaded.engine, st.synthesis(), &mut OsRng, on_done)?;
     spinner.finish();
     if let Some(first) = proof.partitions.first() {
-        report.text("H backend", first.report.timings.h_backend.into());
-        report.text("MSM backend", first.report.timings.msm_backend.into());
+        report.backends(&first.report.timings);
     }
     report.time("prove (all partitions)", proof.summary.wall);
 

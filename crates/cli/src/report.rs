@@ -72,6 +72,15 @@ impl Report {
         self.push(key.into(), Value::String(value.clone()), value);
     }
 
+    /// Where a proof's stages ran: the H and MSM backends, and with GPU MSMs where the parameters were.
+    pub fn backends(&mut self, t: &groth16_pipeline::ProofTimings) {
+        self.text("H backend", t.h_backend.into());
+        self.text("MSM backend", t.msm_backend.into());
+        if !t.gpu_params.is_empty() {
+            self.text("GPU parameters", t.gpu_params.into());
+        }
+    }
+
     pub fn count(&mut self, key: &str, value: usize) {
         self.push(key.into(), Value::from(value), value.to_string());
     }

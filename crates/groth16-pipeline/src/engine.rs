@@ -25,7 +25,7 @@ use r1cs_synth::ProvingAssignment;
 use rand_core::RngCore;
 use srs_loader::Parameters;
 
-use crate::prover::{prove_checked, stage_witness, Backend, StagedWitness};
+use crate::prover::{prove_checked, stage_witness, Backend, StagedWitness, GPU_H_MIN_LOG2};
 use crate::{
     prepare_verifying_key, verify_proof, Error, GpuParams, PreparedVerifyingKey, Products, Proof,
     ProofTimings, ProverOptions, Result, GPU_MSM_MIN_LOG2,
@@ -66,6 +66,9 @@ pub struct EngineOptions {
     /// Testing only: the first proof of this partition is replaced by a wrong one before the check, to exercise the
     /// check and the CPU re-prove.
     pub corrupt_partition: Option<usize>,
+    /// Testing only: the prover of this partition returns a device error instead of proving, as a failed kernel or
+    /// an exhausted device would, to exercise the CPU fallback (with GPU stages) or the partition's clean failure.
+    pub device_error_partition: Option<usize>,
     /// Hand a proved partition's vectors (a, b, c, the assignment) to the next synthesis instead of freeing them
     /// (the `_reusing` entry points pass them on as a spare): the next partition's pages are then neither faulted in
     /// nor cleared again by the kernel. Off frees them when the partition's proof is done: an A/B switch.
@@ -88,6 +91,7 @@ impl Default for EngineOptions {
             max_in_flight: 2,
             verify: true,
             corrupt_partition: None,
+            device_error_partition: None,
             reuse_buffers: true,
             stage_witness: true,
         }
@@ -119,8 +123,12 @@ pub struct PartitionReport {
     pub timings: ProofTimings,
     /// The verifier's check of the proof (both checks when it was re-proved).
     pub verify: Duration,
-    /// The first proof failed the check and the partition was proved again on the CPU.
+    /// The first proof failed the check, or the GPU failed (`gpu_failed`), and the partition was proved again on
+    /// the CPU.
     pub reproved_on_cpu: bool,
+    /// The GPU prover returned a device error (out of device memory, a failed kernel; logged with the partition):
+    /// the partition was proved on the CPU instead of failing.
+    pub gpu_failed: bool,
     /// When the prover took it and when it was done, from the start of the run (for the GPU busy fraction).
     pub prove_start: Duration,
     /// See `prove_start`.
@@ -140,6 +148,9 @@ impl PartitionReport {
         kv.extend(self.timings.key_values());
         kv.push(("verify_ms", ms(self.verify)));
         kv.push(("reproved_on_cpu", self.reproved_on_cpu.to_string()));
+        if self.gpu_failed {
+            kv.push(("gpu_failed", "true".into()));
+        }
         kv
     }
 }
@@ -552,39 +563,73 @@ impl Engine {
         }
         let inputs = pa.public_inputs().to_vec();
         let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
-        let (mut proof, timings, spare) = match prove_checked(
-            &self.params,
-            pa,
-            r,
-            s,
-            &self.opts.prover,
-            self.products.as_ref(),
-            staged,
-        ) {
-            Ok(done) => done,
-            Err(e) => return (Err(in_partition(e)), None),
+        let on_gpu = self
+            .opts
+            .prover
+            .h_backend
+            .resolve(self.params.domain_size(), GPU_H_MIN_LOG2)
+            != Backend::Cpu
+            || self
+                .opts
+                .prover
+                .msm_backend
+                .resolve(self.params.domain_size(), GPU_MSM_MIN_LOG2)
+                != Backend::Cpu;
+        let proved = if self.opts.device_error_partition == Some(partition) {
+            Err(Error::Msm {
+                what: "injected",
+                source: msm_cuda::Error::Cuda {
+                    code: 2,
+                    message: "a device error injected by EngineOptions::device_error_partition"
+                        .into(),
+                },
+            })
+        } else {
+            prove_checked(
+                &self.params,
+                pa,
+                r,
+                s,
+                &self.opts.prover,
+                self.products.as_ref(),
+                staged,
+            )
         };
-        report.timings = timings;
-        if !self.opts.verify {
-            return (Ok(proof), Some(spare));
+        match proved {
+            Ok((mut proof, timings, spare)) => {
+                report.timings = timings;
+                if !self.opts.verify {
+                    return (Ok(proof), Some(spare));
+                }
+                if self.opts.corrupt_partition == Some(partition) {
+                    proof.c = proof.a;
+                }
+                let t = Instant::now();
+                let ok = verify_proof(&self.pvk, &proof, &inputs);
+                report.verify = t.elapsed();
+                match ok {
+                    Ok(true) => return (Ok(proof), Some(spare)),
+                    Ok(false) => {}
+                    Err(e) => return (Err(e), Some(spare)),
+                }
+                drop(spare);
+                tracing::error!(
+                    partition,
+                    timings = ?report.timings,
+                    "proof failed the verifier's check; proving the partition again on the CPU"
+                );
+            }
+            // A device error (out of device memory, a failed kernel or copy) costs this partition its GPU proof, not
+            // its proof: the CPU proves it, and the next partition tries the GPU again.
+            Err(e) if on_gpu && e.is_device_error() => {
+                tracing::error!(
+                    partition,
+                    "the GPU prover failed ({e}); proving the partition on the CPU"
+                );
+                report.gpu_failed = true;
+            }
+            Err(e) => return (Err(in_partition(e)), None),
         }
-        if self.opts.corrupt_partition == Some(partition) {
-            proof.c = proof.a;
-        }
-        let t = Instant::now();
-        let ok = verify_proof(&self.pvk, &proof, &inputs);
-        report.verify = t.elapsed();
-        match ok {
-            Ok(true) => return (Ok(proof), Some(spare)),
-            Ok(false) => {}
-            Err(e) => return (Err(e), Some(spare)),
-        }
-        drop(spare);
-        tracing::error!(
-            partition,
-            timings = ?report.timings,
-            "proof failed the verifier's check; proving the partition again on the CPU"
-        );
         report.reproved_on_cpu = true;
         let mut reprove = || -> Result<Proof> {
             let pa = synth_again(partition)

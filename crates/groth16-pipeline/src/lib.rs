@@ -12,8 +12,9 @@ pub use engine::{
 };
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{
-    prove, prove_one_with_randomness, prove_with, Backend, GpuParams, HBackend, Products,
-    ProofTimings, ProverOptions, GPU_H_MIN_LOG2, GPU_MSM_MIN_LOG2,
+    gpu_working_bytes, prove, prove_one_with_randomness, prove_with, resident_bytes,
+    streamed_chunk_points, Backend, GpuParams, HBackend, Placement, Products, ProofTimings,
+    ProverOptions, GPU_H_MIN_LOG2, GPU_MSM_MIN_LOG2,
 };
 pub use verifier::{prepare_verifying_key, verify_proof, PreparedVerifyingKey};
 
@@ -101,6 +102,9 @@ pub enum Error {
         /// The partition.
         partition: usize,
     },
+    /// A setting read from the environment is malformed.
+    #[error("{0}")]
+    Config(String),
     /// The number of public inputs does not match the verifying key.
     #[error("{got} public inputs given, but the verifying key expects {expected}")]
     InputCount {
@@ -109,6 +113,21 @@ pub enum Error {
         /// Number given.
         got: usize,
     },
+}
+
+impl Error {
+    /// Whether the error came from a working device (a CUDA call, a kernel, device memory, an upload) rather than
+    /// from the inputs or the set-up: the engine proves such a partition on the CPU instead of failing it. No usable
+    /// GPU at all (`NoDevice`, with a GPU backend forced) is a set-up error, reported as it is.
+    pub fn is_device_error(&self) -> bool {
+        match self {
+            Error::Ntt(e) | Error::Upload { source: e, .. } => {
+                matches!(e, ntt_cuda::Error::Cuda { .. })
+            }
+            Error::Msm { source, .. } => matches!(source, msm_cuda::Error::Cuda { .. }),
+            _ => false,
+        }
+    }
 }
 
 /// Result alias of this crate.

@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 use blstrs::{G1Affine, G2Affine, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve};
-use msm_cuda::gpu::{Accumulation, DeviceBases, GpuScalars, MsmOptions, MsmScratch};
+use msm_cuda::gpu::{
+    Accumulation, DeviceBases, GpuCurve, GpuScalars, MsmOptions, MsmScratch, MsmStats,
+    StreamedBases,
+};
 use msm_cuda::Selection;
 use r1cs_synth::{CompiledShape, Density, ProvingAssignment};
 use rand_core::RngCore;
@@ -117,15 +120,136 @@ impl ProverOptions {
     }
 }
 
-/// A parameter set resident on the GPU: the H, L, A and B_G1 queries and B_G2, sharing one MSM scratch.
+/// A parameter set on the GPU: the H, L, A and B_G1 queries and B_G2, sharing one MSM scratch. Resident when the
+/// device's free memory holds them beside a proof's working memory, else streamed from host memory chunk by chunk
+/// for each MSM ([`Placement`]).
 #[derive(Debug)]
 pub struct GpuParams {
-    h: DeviceBases<G1Affine>,
-    l: DeviceBases<G1Affine>,
-    a: DeviceBases<G1Affine>,
-    b_g1: DeviceBases<G1Affine>,
-    b_g2: DeviceBases<G2Affine>,
+    h: GpuQuery<G1Affine>,
+    l: GpuQuery<G1Affine>,
+    a: GpuQuery<G1Affine>,
+    b_g1: GpuQuery<G1Affine>,
+    b_g2: GpuQuery<G2Affine>,
+    placement: Placement,
     key: u64,
+}
+
+/// One query on the GPU: resident, or streamed from the host copy the prover passes to each MSM.
+#[derive(Debug)]
+enum GpuQuery<A: GpuCurve> {
+    Resident(DeviceBases<A>),
+    Streamed(StreamedBases<A>),
+}
+
+impl<A: GpuCurve> GpuQuery<A> {
+    /// The MSM of `scalars` against the bases `offset ..` of this query, whose host copy is `host`.
+    fn msm(
+        &self,
+        host: &[A],
+        offset: usize,
+        scalars: GpuScalars<'_>,
+        opts: &MsmOptions,
+    ) -> msm_cuda::Result<(A::Projective, MsmStats)> {
+        match self {
+            GpuQuery::Resident(b) => b.msm(offset, scalars, opts),
+            GpuQuery::Streamed(b) => b.msm(host, offset, scalars, opts),
+        }
+    }
+}
+
+/// Where a parameter set's points live while GPU MSMs run against them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Uploaded once and kept in device memory for every proof (the fast way: nothing crosses the bus per proof).
+    Resident,
+    /// Kept in host memory and streamed to the device in chunks of this many points for each MSM, two chunk buffers
+    /// at a time: for cards whose memory cannot hold the set beside a proof's working memory.
+    Streamed {
+        /// Points per chunk.
+        chunk: usize,
+    },
+}
+
+impl std::fmt::Display for Placement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Placement::Resident => f.write_str("resident"),
+            Placement::Streamed { chunk } => write!(f, "streamed in chunks of {chunk} points"),
+        }
+    }
+}
+
+/// Device bytes a proof of a `domain`-point domain may need beside resident parameters: a, b, c and h on the device
+/// and the NTTs' room (eight scalars a point), plus 4 GiB for the MSM scratch and the compiled shape's matrices.
+/// The MSM's batch-affine rounds size themselves to what is free, so this is a floor, not their whole use.
+pub fn gpu_working_bytes(domain: usize) -> u64 {
+    domain as u64 * 32 * 8 + (4 << 30)
+}
+
+/// Points per streamed chunk when `budget` device bytes are free beyond a proof's working memory: the two chunk
+/// buffers of G1 points take a quarter of it (G2's, twice the bytes a point, half), between 2^16 and 2^26 points.
+pub fn streamed_chunk_points(budget: u64) -> usize {
+    let per_point = 2 * 4 * std::mem::size_of::<G1Affine>() as u64;
+    (budget / per_point).clamp(1 << 16, 1 << 26) as usize
+}
+
+/// The placement `CUZK_GPU_PARAMS` asks for (auto when unset) and the chunk `CUZK_GPU_CHUNK_POINTS` sets for streamed
+/// sets: `None` for auto.
+///
+/// # Errors
+/// An unknown value, named.
+fn placement_from_env() -> Result<Option<Placement>> {
+    parse_placement(
+        std::env::var("CUZK_GPU_PARAMS").ok().as_deref(),
+        std::env::var("CUZK_GPU_CHUNK_POINTS").ok().as_deref(),
+    )
+}
+
+/// The device memory `CUZK_GPU_MEMORY_GIB` lets the placement plan with (GiB, fractions allowed), when set: a card
+/// shared with other work, or a smaller card's choice tried on a larger one.
+fn parse_memory_limit(gib: Option<&str>) -> Result<Option<u64>> {
+    match gib {
+        None => Ok(None),
+        Some(v) => match v.parse::<f64>() {
+            Ok(g) if g.is_finite() && g > 0.0 => Ok(Some((g * f64::from(1u32 << 30)) as u64)),
+            _ => Err(Error::Config(format!(
+                "CUZK_GPU_MEMORY_GIB={v:?}: expected a positive number of GiB"
+            ))),
+        },
+    }
+}
+
+/// [`placement_from_env`] of the two variables' values.
+fn parse_placement(params: Option<&str>, chunk: Option<&str>) -> Result<Option<Placement>> {
+    let bad = |what: String| Error::Config(what);
+    let chunk = match chunk {
+        None => None,
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if n > 0 => Some(n),
+            _ => {
+                return Err(bad(format!(
+                    "CUZK_GPU_CHUNK_POINTS={v:?}: expected a positive number of points"
+                )))
+            }
+        },
+    };
+    match params {
+        None | Some("auto") => Ok(chunk.map(|chunk| Placement::Streamed { chunk })),
+        Some("resident") => Ok(Some(Placement::Resident)),
+        Some("streamed") => Ok(Some(Placement::Streamed {
+            chunk: chunk.unwrap_or(1 << 22),
+        })),
+        Some(other) => Err(bad(format!(
+            "CUZK_GPU_PARAMS={other:?}: expected auto, resident or streamed"
+        ))),
+    }
+}
+
+/// Device bytes the five queries take resident.
+pub fn resident_bytes(p: &Parameters) -> u64 {
+    let g1 = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) as u64;
+    g1 * std::mem::size_of::<G1Affine>() as u64
+        + p.b_g2.len() as u64 * std::mem::size_of::<G2Affine>() as u64
 }
 
 /// Identifies a parameter set without hashing gigabytes: query lengths, δ (fresh randomness of each setup) and the
@@ -149,23 +273,81 @@ fn params_key(p: &Parameters) -> u64 {
 }
 
 impl GpuParams {
-    /// Uploads the five queries.
+    /// Puts the five queries on the GPU: resident when the device's free memory holds them and a proof's working
+    /// memory ([`gpu_working_bytes`]), else streamed ([`Placement::Streamed`], chunks of
+    /// [`streamed_chunk_points`]). `CUZK_GPU_PARAMS=resident|streamed` forces either, `CUZK_GPU_CHUNK_POINTS=N` sets
+    /// the streamed chunk (and alone asks for streaming), `CUZK_GPU_MEMORY_GIB=G` caps the free memory the choice
+    /// plans with.
     ///
     /// # Errors
-    /// [`Error::Msm`] without a GPU or when device memory runs out (naming the query).
+    /// [`Error::Msm`] without a GPU or when device memory runs out (naming the query); [`Error::Config`] for a bad
+    /// `CUZK_GPU_*` value.
     pub fn upload(params: &Parameters) -> Result<Self> {
+        let placement = match placement_from_env()? {
+            Some(p) => p,
+            None => {
+                let (free, _) = ntt_cuda::gpu::mem_info()?;
+                let limit =
+                    parse_memory_limit(std::env::var("CUZK_GPU_MEMORY_GIB").ok().as_deref())?;
+                let free = limit.map_or(free, |l| l.min(free));
+                let need = resident_bytes(params) + gpu_working_bytes(params.domain_size());
+                if need <= free {
+                    Placement::Resident
+                } else {
+                    Placement::Streamed {
+                        chunk: streamed_chunk_points(
+                            free.saturating_sub(gpu_working_bytes(params.domain_size())),
+                        ),
+                    }
+                }
+            }
+        };
+        Self::place(params, placement)
+    }
+
+    /// Puts the five queries on the GPU as `placement` says.
+    ///
+    /// # Errors
+    /// As [`GpuParams::upload`].
+    pub fn place(params: &Parameters, placement: Placement) -> Result<Self> {
         // The five MSMs of a proof run one after another: one scratch serves them all.
         let scratch = MsmScratch::new().map_err(msm_err("scratch"))?;
-        Ok(GpuParams {
-            h: DeviceBases::upload_sharing(&params.h, &scratch).map_err(msm_err("H upload"))?,
-            l: DeviceBases::upload_sharing(&params.l, &scratch).map_err(msm_err("L upload"))?,
-            a: DeviceBases::upload_sharing(&params.a, &scratch).map_err(msm_err("A upload"))?,
-            b_g1: DeviceBases::upload_sharing(&params.b_g1, &scratch)
-                .map_err(msm_err("B_G1 upload"))?,
-            b_g2: DeviceBases::upload_sharing(&params.b_g2, &scratch)
-                .map_err(msm_err("B_G2 upload"))?,
+        fn query<A: GpuCurve>(
+            points: &[A],
+            placement: Placement,
+            scratch: &Arc<MsmScratch>,
+            what: &'static str,
+        ) -> Result<GpuQuery<A>> {
+            match placement {
+                Placement::Resident => DeviceBases::upload_sharing(points, scratch)
+                    .map(GpuQuery::Resident)
+                    .map_err(msm_err(what)),
+                Placement::Streamed { chunk } => StreamedBases::new(chunk, scratch)
+                    .map(GpuQuery::Streamed)
+                    .map_err(msm_err(what)),
+            }
+        }
+        let started = Instant::now();
+        let gp = GpuParams {
+            h: query(&params.h, placement, &scratch, "H upload")?,
+            l: query(&params.l, placement, &scratch, "L upload")?,
+            a: query(&params.a, placement, &scratch, "A upload")?,
+            b_g1: query(&params.b_g1, placement, &scratch, "B_G1 upload")?,
+            b_g2: query(&params.b_g2, placement, &scratch, "B_G2 upload")?,
+            placement,
             key: params_key(params),
-        })
+        };
+        tracing::info!(
+            "GPU parameters {placement}: {:.0} MiB of points, {:.1} s",
+            resident_bytes(params) as f64 / f64::from(1 << 20),
+            started.elapsed().as_secs_f64()
+        );
+        Ok(gp)
+    }
+
+    /// Where the points are.
+    pub fn placement(&self) -> Placement {
+        self.placement
     }
 
     /// The process-wide resident copy of `params`: uploaded on first use, kept for later proofs with the same
@@ -194,6 +376,8 @@ pub struct ProofTimings {
     pub h_backend: &'static str,
     /// Which backend ran the MSMs, named the same way.
     pub msm_backend: &'static str,
+    /// With the MSMs on the GPU, where the parameters were: "resident" or "streamed" ([`Placement`]); empty otherwise.
+    pub gpu_params: &'static str,
     /// Of the phases below, the time spent moving a, b, c (or the witness) and the MSM scalars to the device.
     pub upload: Duration,
     /// The witness's upload when it was staged on the device ahead of the proof (by the engine, while the previous
@@ -261,6 +445,11 @@ impl ProofTimings {
         let mut kv = vec![
             ("h_backend", self.h_backend.to_string()),
             ("msm_backend", self.msm_backend.to_string()),
+        ];
+        if !self.gpu_params.is_empty() {
+            kv.push(("gpu_params", self.gpu_params.to_string()));
+        }
+        kv.extend([
             ("upload_ms", ms(self.upload)),
             ("staged_upload_ms", ms(self.staged_upload)),
             ("products_ms", ms(self.products)),
@@ -272,7 +461,7 @@ impl ProofTimings {
             ("msm_b_g2_ms", ms(self.msm_b_g2)),
             ("assembly_ms", ms(self.assembly)),
             ("prove_ms", ms(self.total())),
-        ];
+        ]);
         let c = &self.msm_choices;
         for (keys, choice) in [
             (
@@ -726,25 +915,25 @@ fn gather_on_device(
     Ok(Uploaded::Device(picked, count))
 }
 
-fn on_gpu<A: msm_cuda::gpu::GpuCurve>(
-    bases: &DeviceBases<A>,
+fn on_gpu<A: GpuCurve>(
+    (bases, host): (&GpuQuery<A>, &[A]),
     offset: usize,
     scalars: GpuScalars<'_>,
     what: &'static str,
 ) -> Result<A::Projective> {
-    on_gpu_noted(bases, offset, scalars, what, &Cell::new(None))
+    on_gpu_noted((bases, host), offset, scalars, what, &Cell::new(None))
 }
 
 /// [`on_gpu`], keeping the MSM's window and accumulation in `note`.
-fn on_gpu_noted<A: msm_cuda::gpu::GpuCurve>(
-    bases: &DeviceBases<A>,
+fn on_gpu_noted<A: GpuCurve>(
+    (bases, host): (&GpuQuery<A>, &[A]),
     offset: usize,
     scalars: GpuScalars<'_>,
     what: &'static str,
     note: &Cell<Option<MsmChoice>>,
 ) -> Result<A::Projective> {
     let (p, stats) = bases
-        .msm(offset, scalars, &MsmOptions::default())
+        .msm(host, offset, scalars, &MsmOptions::default())
         .map_err(msm_err(what))?;
     note.set(Some(MsmChoice {
         window: stats.window,
@@ -808,7 +997,12 @@ fn warm_up_h_and_msm_h(params: &Parameters) -> Result<()> {
     let len = params.h.len().min(n);
     GpuParams::shared(params)?
         .h
-        .msm(0, GpuScalars::Device(&h, len), &MsmOptions::default())
+        .msm(
+            &params.h,
+            0,
+            GpuScalars::Device(&h, len),
+            &MsmOptions::default(),
+        )
         .map_err(msm_err("warm-up MSM H"))?;
     Ok(())
 }
@@ -865,6 +1059,11 @@ pub(crate) fn prove_checked(
     let gp = match msm {
         Backend::Gpu | Backend::Check => Some(GpuParams::shared(params)?),
         Backend::Cpu | Backend::Auto => None,
+    };
+    t.gpu_params = match gp.as_deref().map(GpuParams::placement) {
+        None => "",
+        Some(Placement::Resident) => "resident",
+        Some(Placement::Streamed { .. }) => "streamed",
     };
     let gp = || {
         gp.as_deref()
@@ -933,7 +1132,7 @@ pub(crate) fn prove_checked(
         };
         let h_msm = timed(&mut t.msm_h, || match &h {
             HValues::Device(d) => on_gpu_noted(
-                &gp().h,
+                (&gp().h, &params.h[..]),
                 0,
                 GpuScalars::Device(d, params.h.len()),
                 "H",
@@ -943,7 +1142,15 @@ pub(crate) fn prove_checked(
                 msm,
                 "H MSM",
                 || msm_cuda::msm_g1(&params.h, h).map_err(msm_err("H")),
-                || on_gpu_noted(&gp().h, 0, GpuScalars::Host(h), "H", &noted.h),
+                || {
+                    on_gpu_noted(
+                        (&gp().h, &params.h[..]),
+                        0,
+                        GpuScalars::Host(h),
+                        "H",
+                        &noted.h,
+                    )
+                },
             ),
         })?;
         drop(h);
@@ -959,7 +1166,7 @@ pub(crate) fn prove_checked(
                         aux_device = Some(Uploaded::new(&aux, "L", &upload)?);
                     }
                     let up = aux_device.as_ref().expect("set above");
-                    on_gpu_noted(&gp().l, 0, up.scalars(), "L", &noted.l)
+                    on_gpu_noted((&gp().l, &params.l[..]), 0, up.scalars(), "L", &noted.l)
                 },
             )
         })?;
@@ -981,20 +1188,37 @@ pub(crate) fn prove_checked(
                     Ok(a_in + a_aux)
                 },
                 || {
-                    let a_in = on_gpu(&gp().a, 0, GpuScalars::Host(&inputs), "A inputs")?;
-                    let n_a_aux = gp().a.len() - n_in;
+                    let a_in = on_gpu(
+                        (&gp().a, &params.a[..]),
+                        0,
+                        GpuScalars::Host(&inputs),
+                        "A inputs",
+                    )?;
+                    let n_a_aux = params.a.len() - n_in;
                     let a_aux = match &aux_device {
                         Some(Uploaded::Device(d, len)) => {
                             let picked =
                                 gather_on_device(d, *len, &a_aux_density, n_a_aux, "A aux")?;
-                            on_gpu_noted(&gp().a, n_in, picked.scalars(), "A aux", &noted.a)?
+                            on_gpu_noted(
+                                (&gp().a, &params.a[..]),
+                                n_in,
+                                picked.scalars(),
+                                "A aux",
+                                &noted.a,
+                            )?
                         }
                         _ => {
                             let picked = selection(&a_aux_density)
                                 .gather(&aux, n_a_aux)
                                 .map_err(msm_err("A aux"))?;
                             let scalars = Uploaded::new(&picked, "A aux", &upload)?;
-                            on_gpu_noted(&gp().a, n_in, scalars.scalars(), "A aux", &noted.a)?
+                            on_gpu_noted(
+                                (&gp().a, &params.a[..]),
+                                n_in,
+                                scalars.scalars(),
+                                "A aux",
+                                &noted.a,
+                            )?
                         }
                     };
                     Ok(a_in + a_aux)
@@ -1016,14 +1240,25 @@ pub(crate) fn prove_checked(
                     Ok(x + w)
                 },
                 || {
-                    let x = on_gpu(&gp().b_g1, 0, GpuScalars::Host(&b_inputs), "B_G1 inputs")?;
+                    let x = on_gpu(
+                        (&gp().b_g1, &params.b_g1[..]),
+                        0,
+                        GpuScalars::Host(&b_inputs),
+                        "B_G1 inputs",
+                    )?;
                     let up = b_aux_device.insert(match &aux_device {
                         Some(Uploaded::Device(d, len)) => {
                             gather_on_device(d, *len, &b_aux_density, n_b_aux, "B aux")?
                         }
                         _ => Uploaded::new(host_b_aux()?, "B aux", &upload)?,
                     });
-                    let w = on_gpu_noted(&gp().b_g1, b_in, up.scalars(), "B_G1 aux", &noted.b_g1)?;
+                    let w = on_gpu_noted(
+                        (&gp().b_g1, &params.b_g1[..]),
+                        b_in,
+                        up.scalars(),
+                        "B_G1 aux",
+                        &noted.b_g1,
+                    )?;
                     Ok(x + w)
                 },
             )
@@ -1036,11 +1271,21 @@ pub(crate) fn prove_checked(
             }
             None => timed(&mut t.msm_b_g2, || {
                 dual(msm, "B_G2 MSM", b_g2_cpu, || {
-                    let x = on_gpu(&gp().b_g2, 0, GpuScalars::Host(&b_inputs), "B_G2 inputs")?;
+                    let x = on_gpu(
+                        (&gp().b_g2, &params.b_g2[..]),
+                        0,
+                        GpuScalars::Host(&b_inputs),
+                        "B_G2 inputs",
+                    )?;
                     let w = match &b_aux_device {
-                        Some(up) => on_gpu(&gp().b_g2, b_in, up.scalars(), "B_G2 aux")?,
+                        Some(up) => on_gpu(
+                            (&gp().b_g2, &params.b_g2[..]),
+                            b_in,
+                            up.scalars(),
+                            "B_G2 aux",
+                        )?,
                         None => on_gpu(
-                            &gp().b_g2,
+                            (&gp().b_g2, &params.b_g2[..]),
                             b_in,
                             GpuScalars::Host(host_b_aux()?),
                             "B_G2 aux",
@@ -1082,4 +1327,57 @@ pub(crate) fn prove_checked(
     spare.input_assignment = inputs;
     spare.aux_assignment = aux;
     Ok((proof, t, spare))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_settings_parse_and_bad_ones_are_named() {
+        assert_eq!(parse_placement(None, None).unwrap(), None);
+        assert_eq!(parse_placement(Some("auto"), None).unwrap(), None);
+        assert_eq!(
+            parse_placement(Some("resident"), Some("5")).unwrap(),
+            Some(Placement::Resident)
+        );
+        assert_eq!(
+            parse_placement(Some("streamed"), None).unwrap(),
+            Some(Placement::Streamed { chunk: 1 << 22 })
+        );
+        // A chunk alone asks for streaming.
+        assert_eq!(
+            parse_placement(None, Some("1000")).unwrap(),
+            Some(Placement::Streamed { chunk: 1000 })
+        );
+        for (p, c, named) in [
+            (Some("gpu"), None, "CUZK_GPU_PARAMS=\"gpu\""),
+            (Some("streamed"), Some("0"), "CUZK_GPU_CHUNK_POINTS=\"0\""),
+            (None, Some("-3"), "CUZK_GPU_CHUNK_POINTS=\"-3\""),
+        ] {
+            let e = parse_placement(p, c).unwrap_err().to_string();
+            assert!(e.contains(named), "{e}");
+        }
+    }
+
+    #[test]
+    fn memory_limits_parse_and_bad_ones_are_named() {
+        assert_eq!(parse_memory_limit(None).unwrap(), None);
+        assert_eq!(parse_memory_limit(Some("48")).unwrap(), Some(48 << 30));
+        assert_eq!(parse_memory_limit(Some("0.5")).unwrap(), Some(1 << 29));
+        for bad in ["0", "-1", "lots", "inf", "NaN"] {
+            let e = parse_memory_limit(Some(bad)).unwrap_err().to_string();
+            assert!(e.contains("CUZK_GPU_MEMORY_GIB"), "{e}");
+        }
+    }
+
+    #[test]
+    fn streamed_chunks_take_a_quarter_of_the_budget_within_bounds() {
+        // 10 GB beyond a proof's working memory: two buffers of 96-byte points in 2.5 GB.
+        assert_eq!(streamed_chunk_points(10_000_000_000), 13_020_833);
+        assert_eq!(streamed_chunk_points(0), 1 << 16);
+        assert_eq!(streamed_chunk_points(u64::MAX), 1 << 26);
+        // The working memory of a 2^27 domain: a, b, c, h and the NTTs' room, plus the scratch.
+        assert_eq!(gpu_working_bytes(1 << 27), (32u64 << 30) + (4 << 30));
+    }
 }

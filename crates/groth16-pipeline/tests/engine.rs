@@ -147,6 +147,35 @@ fn a_proof_that_fails_the_check_is_reproved_on_the_cpu() {
 }
 
 #[test]
+fn a_device_error_on_a_cpu_engine_fails_only_its_partition() {
+    // With every stage on the CPU there is no GPU to fall back from: the partition's error is reported as it is,
+    // named, and the engine goes on with the others. (The GPU tests check the fallback when the GPU fails.)
+    let mut rng = seeded_rng(43);
+    let circuit = RandomCircuit::new(1, 10, 60, &mut rng);
+    let params = Arc::new(srs_loader::setup(circuit.without_values(), &mut rng).unwrap());
+    let engine = Engine::new(
+        params,
+        EngineOptions {
+            device_error_partition: Some(1),
+            ..cpu_options(2, 1)
+        },
+    )
+    .unwrap();
+    let (outcomes, summary) = engine.prove_partitions(
+        3,
+        |_| synthesize(circuit.clone(), &SynthesisOptions::default()),
+        &mut rng,
+        |_| {},
+    );
+    assert_eq!(summary.proofs, 2);
+    let err = outcomes[1].proof.as_ref().unwrap_err();
+    assert!(err.is_device_error(), "{err}");
+    assert!(err.to_string().contains("injected"), "{err}");
+    assert!(!outcomes[1].report.gpu_failed && !outcomes[1].report.reproved_on_cpu);
+    assert!(outcomes[0].proof.is_ok() && outcomes[2].proof.is_ok());
+}
+
+#[test]
 fn proved_partitions_vectors_are_handed_to_the_next_synthesis() {
     let mut rng = fresh_rng("proved_partitions_vectors_are_handed_to_the_next_synthesis");
     let circuit = RandomCircuit::new(2, 40, 300, &mut rng);

@@ -1250,8 +1250,10 @@ cuzk_status cuzk_msm_bases_create(int curve, const void* points, size_t n, cuzk_
     size_t cap = 0;
     cuzk_status s = ensure(&B->points, &cap, n * point_bytes, "the bases");
     if (s.code == 0 && n > 0) {
-        cudaError_t e = cudaMemcpy(B->points, points, n * point_bytes, cudaMemcpyHostToDevice);
-        if (e != cudaSuccess) s = status_from(e, "uploading the bases");
+        cudaError_t e = points ? cudaMemcpy(B->points, points, n * point_bytes, cudaMemcpyHostToDevice)
+                               : cudaMemset(B->points, 0, n * point_bytes);
+        if (e == cudaSuccess && !points) e = cudaStreamSynchronize(0);
+        if (e != cudaSuccess) s = status_from(e, points ? "uploading the bases" : "zeroing the bases");
     }
     if (s.code != 0) {
         cuzk_msm_bases_destroy(B);
@@ -1270,6 +1272,11 @@ cuzk_status cuzk_msm_bases_destroy(cuzk_msm_bases* B) {
 
 cuzk_status cuzk_msm_bases_device_bytes(const cuzk_msm_bases* B, size_t* bytes) {
     *bytes = B->n * B->point_bytes;
+    return status_ok();
+}
+
+cuzk_status cuzk_msm_bases_points(cuzk_msm_bases* B, void** device_points) {
+    *device_points = B->points;
     return status_ok();
 }
 

@@ -18,11 +18,16 @@ enum cuzk_curve { CUZK_CURVE_G1 = 1, CUZK_CURVE_G2 = 2 };
 /* A set of bases resident in device memory. Read-only once uploaded. */
 typedef struct cuzk_msm_bases cuzk_msm_bases;
 
-/* Uploads n affine points of `curve` (host memory, pinned or not) and keeps them on the device until destroyed. */
+/* Uploads n affine points of `curve` (host memory, pinned or not) and keeps them on the device until destroyed.
+ * points may be NULL: room for n points is allocated and zeroed (every point the identity), to be filled through
+ * cuzk_msm_bases_points (bases streamed chunk by chunk from host memory). */
 cuzk_status cuzk_msm_bases_create(int curve, const void* points, size_t n, cuzk_msm_bases** out);
 cuzk_status cuzk_msm_bases_destroy(cuzk_msm_bases* bases);
 /* Device bytes of the points. */
 cuzk_status cuzk_msm_bases_device_bytes(const cuzk_msm_bases* bases, size_t* bytes);
+/* The device address of the first point, for filling the set with copies made elsewhere; no MSM may run on the set
+ * while it is written. */
+cuzk_status cuzk_msm_bases_points(cuzk_msm_bases* bases, void** device_points);
 
 /* Working memory and the stream of MSMs: grown to the largest MSM run with it, reused after. One MSM at a time per
  * scratch set; several base sets may share one (a prover's queries run one after another). */

@@ -22,14 +22,52 @@ pub enum GpuScalars<'a> {
     /// The first `len` scalars of a device buffer, for example h as the H polynomial left it (its last coefficient
     /// is not used). Work that wrote it must be complete.
     Device(&'a ntt_cuda::gpu::DeviceScalars, usize),
+    /// The scalars `start .. start + len` of a device buffer (a chunk of a longer MSM's scalars).
+    DeviceAt(&'a ntt_cuda::gpu::DeviceScalars, usize, usize),
 }
 
-impl GpuScalars<'_> {
-    fn len(&self) -> usize {
+impl<'a> GpuScalars<'a> {
+    /// Number of scalars.
+    pub fn len(&self) -> usize {
         match self {
             GpuScalars::Host(s) => s.len(),
-            GpuScalars::Device(_, len) => *len,
+            GpuScalars::Device(_, len) | GpuScalars::DeviceAt(_, _, len) => *len,
         }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The scalars `start .. start + len` of these, where they are.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] if the range runs past these scalars or, on the device, past the buffer.
+    pub fn range(&self, start: usize, len: usize) -> Result<GpuScalars<'a>> {
+        let (first, have, buffer) = match *self {
+            GpuScalars::Host(s) => (0, s.len(), s.len()),
+            GpuScalars::Device(d, n) => (0, n, d.len()),
+            GpuScalars::DeviceAt(d, at, n) => (at, n, d.len()),
+        };
+        if first + have > buffer {
+            return Err(Error::LengthMismatch {
+                bases: buffer.saturating_sub(first),
+                scalars: have,
+            });
+        }
+        if start > have || len > have - start {
+            return Err(Error::LengthMismatch {
+                bases: have.saturating_sub(start),
+                scalars: len,
+            });
+        }
+        Ok(match *self {
+            GpuScalars::Host(s) => GpuScalars::Host(&s[start..start + len]),
+            GpuScalars::Device(d, _) | GpuScalars::DeviceAt(d, _, _) => {
+                GpuScalars::DeviceAt(d, first + start, len)
+            }
+        })
     }
 }
 
@@ -129,6 +167,31 @@ pub struct MsmStats {
     pub ms_total: f64,
     /// Host milliseconds combining the partial sums.
     pub ms_combine: f64,
+    /// Chunks the bases were streamed in ([`StreamedBases`]; 0 for resident bases).
+    pub bases_chunks: u32,
+    /// Host milliseconds of the bases' chunk uploads ([`StreamedBases`]): the first chunk's alone delays the MSM, the
+    /// others overlap the previous chunk's MSM.
+    pub ms_bases_upload: f64,
+}
+
+impl MsmStats {
+    /// Adds the counts and times of `other`, an MSM over the next chunk of the same bases; the window and the
+    /// accumulation stay this one's (the first chunk's, the largest).
+    fn absorb(&mut self, other: &MsmStats) {
+        self.zeros += other.zeros;
+        self.ones += other.ones;
+        self.others += other.others;
+        self.digits += other.digits;
+        self.affine_rounds += other.affine_rounds;
+        self.ms_upload += other.ms_upload;
+        self.ms_classify += other.ms_classify;
+        self.ms_sort += other.ms_sort;
+        self.ms_accumulate += other.ms_accumulate;
+        self.ms_reduce += other.ms_reduce;
+        self.ms_ones += other.ms_ones;
+        self.ms_total += other.ms_total;
+        self.ms_combine += other.ms_combine;
+    }
 }
 
 /// The committed window table: for each ceil(log2 of the Pippenger scalar count), the window measured fastest on
@@ -305,6 +368,36 @@ mod imp {
         Ok(Bases(raw))
     }
 
+    /// Room for `n` points of `A`'s curve, zeroed (the identity).
+    pub fn alloc<A: GpuCurve>(n: usize) -> Result<Bases> {
+        device()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: a null points pointer asks for zeroed room; out-parameter.
+        check(unsafe { ffi::cuzk_msm_bases_create(A::CURVE, std::ptr::null(), n, &mut raw) })?;
+        Ok(Bases(raw))
+    }
+
+    /// Copies `points` into the set from its first point on, through the process's pinned staging chunks.
+    /// The caller keeps every MSM off the set meanwhile and checks that `points` fit.
+    pub fn fill<A: GpuCurve>(b: &Bases, points: &[A]) -> Result<()> {
+        let mut dst = std::ptr::null_mut();
+        // SAFETY: a live handle; out-parameter.
+        check(unsafe { ffi::cuzk_msm_bases_points(b.0, &mut dst) })?;
+        // SAFETY: blst affine layouts are plain bytes (sizes asserted above).
+        let bytes = unsafe {
+            std::slice::from_raw_parts(points.as_ptr().cast::<u8>(), std::mem::size_of_val(points))
+        };
+        let cuda = |e: ntt_cuda::Error| Error::Cuda {
+            code: -1,
+            message: format!("streaming {} bases to the device: {e}", points.len()),
+        };
+        ntt_cuda::gpu::with_staging(|staging| {
+            // SAFETY: the set holds at least points.len() points (the caller checked), and no MSM runs on it.
+            unsafe { staging.upload_bytes(bytes, dst) }
+        })
+        .map_err(cuda)
+    }
+
     pub fn scratch() -> Result<Scratch> {
         device()?;
         let mut raw = std::ptr::null_mut();
@@ -368,6 +461,8 @@ mod imp {
         let (ptr, n, on_device): (*const c_void, usize, i32) = match scalars {
             GpuScalars::Host(s) => (s.as_ptr().cast(), s.len(), 0),
             GpuScalars::Device(d, len) => (d.device_ptr(), len, 1),
+            // A device address past the start, never dereferenced here (range-checked by the callers).
+            GpuScalars::DeviceAt(d, at, len) => (d.device_ptr().wrapping_byte_add(at * 32), len, 1),
         };
         let mut parts = vec![A::Projective::identity(); ffi::CUZK_MSM_MAX_PARTS as usize];
         // SAFETY: all-zero bytes are a valid value of this plain C struct.
@@ -412,6 +507,8 @@ mod imp {
             ms_ones: st.ms_ones,
             ms_total: st.ms_total,
             ms_combine: t.elapsed().as_secs_f64() * 1e3,
+            bases_chunks: 0,
+            ms_bases_upload: 0.0,
         };
         Ok((result, stats))
     }
@@ -472,6 +569,14 @@ mod imp {
     pub struct Scratch;
 
     pub fn upload<A: GpuCurve>(_points: &[A]) -> Result<Bases> {
+        none()
+    }
+
+    pub fn alloc<A: GpuCurve>(_n: usize) -> Result<Bases> {
+        none()
+    }
+
+    pub fn fill<A: GpuCurve>(_b: &Bases, _points: &[A]) -> Result<()> {
         none()
     }
 
@@ -647,14 +752,8 @@ impl<A: GpuCurve> DeviceBases<A> {
         opts: &MsmOptions,
     ) -> Result<(A::Projective, MsmStats)> {
         let n = scalars.len();
-        if let GpuScalars::Device(d, len) = scalars {
-            if len > d.len() {
-                return Err(Error::LengthMismatch {
-                    bases: d.len(),
-                    scalars: len,
-                });
-            }
-        }
+        // The whole of `scalars` must lie in its buffer.
+        scalars.range(0, n)?;
         if offset > self.len || n > self.len - offset {
             return Err(Error::LengthMismatch {
                 bases: self.len.saturating_sub(offset),
@@ -686,6 +785,127 @@ impl<A: GpuCurve> DeviceBases<A> {
         }
         let picked = selection.gather(scalars, ones)?;
         self.msm(offset, GpuScalars::Host(&picked), opts)
+    }
+}
+
+/// Bases kept in host memory (a parameter query read or mapped from its file) and streamed to the device chunk by
+/// chunk for each MSM: for a card whose memory cannot hold the parameter set resident. An MSM allocates two buffers of
+/// at most `chunk` points, uploads chunk k + 1 through the process's pinned staging chunks while chunk k's MSM runs,
+/// sums the chunks' results on the host, and frees the buffers before it returns, so between MSMs the set holds no
+/// device memory. Results equal [`DeviceBases::msm`]'s; each chunk is a full MSM of its own (its window from its size).
+pub struct StreamedBases<A: GpuCurve> {
+    scratch: Arc<MsmScratch>,
+    chunk: usize,
+    _curve: std::marker::PhantomData<A>,
+}
+
+impl<A: GpuCurve> std::fmt::Debug for StreamedBases<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamedBases")
+            .field("chunk", &self.chunk)
+            .finish()
+    }
+}
+
+impl<A: GpuCurve> StreamedBases<A> {
+    /// MSMs in chunks of at most `chunk` points, run in `scratch` (shared with other sets).
+    ///
+    /// # Errors
+    /// [`Error::NoDevice`]; [`Error::LengthMismatch`] for a chunk of no points.
+    pub fn new(chunk: usize, scratch: &Arc<MsmScratch>) -> Result<Self> {
+        imp::device()?;
+        if chunk == 0 {
+            return Err(Error::LengthMismatch {
+                bases: 0,
+                scalars: 1,
+            });
+        }
+        Ok(StreamedBases {
+            scratch: Arc::clone(scratch),
+            chunk,
+            _curve: std::marker::PhantomData,
+        })
+    }
+
+    /// Points per chunk.
+    pub fn chunk(&self) -> usize {
+        self.chunk
+    }
+
+    /// Device bytes one MSM holds for its two chunk buffers (the scratch is counted by [`MsmScratch::device_bytes`]).
+    pub fn device_bytes_per_msm(&self) -> usize {
+        2 * self.chunk * std::mem::size_of::<A>()
+    }
+
+    /// The MSM of `scalars` against `host[offset .. offset + scalars.len()]`.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] if the range runs past `host` or the scalars past their buffer; [`Error::NoDevice`];
+    /// a CUDA error (out of device memory names the size it wanted).
+    pub fn msm(
+        &self,
+        host: &[A],
+        offset: usize,
+        scalars: GpuScalars<'_>,
+        opts: &MsmOptions,
+    ) -> Result<(A::Projective, MsmStats)> {
+        let n = scalars.len();
+        scalars.range(0, n)?;
+        if offset > host.len() || n > host.len() - offset {
+            return Err(Error::LengthMismatch {
+                bases: host.len().saturating_sub(offset),
+                scalars: n,
+            });
+        }
+        let parts: Vec<&[A]> = host[offset..offset + n].chunks(self.chunk).collect();
+        let mut acc = A::Projective::identity();
+        let mut stats = MsmStats::default();
+        if parts.is_empty() {
+            imp::device()?;
+            return Ok((acc, stats));
+        }
+        let chunk = parts[0].len();
+        let buffers = [
+            imp::alloc::<A>(chunk)?,
+            if parts.len() > 1 {
+                imp::alloc::<A>(chunk)?
+            } else {
+                imp::alloc::<A>(0)?
+            },
+        ];
+        let started = std::time::Instant::now();
+        imp::fill(&buffers[0], parts[0])?;
+        let mut upload_ms = started.elapsed().as_secs_f64() * 1e3;
+        let scratch = self.scratch.inner.lock().unwrap_or_else(|e| e.into_inner());
+        for (k, part) in parts.iter().enumerate() {
+            let these = scalars.range(k * self.chunk, part.len())?;
+            let current = &buffers[k % 2];
+            let next = parts.get(k + 1).map(|p| (&buffers[(k + 1) % 2], *p));
+            let (ran, filled) = std::thread::scope(|scope| {
+                let filling = next.map(|(buffer, points)| {
+                    scope.spawn(move || {
+                        let t = std::time::Instant::now();
+                        imp::fill(buffer, points).map(|()| t.elapsed())
+                    })
+                });
+                let ran = imp::run::<A>(current, &scratch, 0, these, opts);
+                let filled = filling.map(|h| h.join().expect("a chunk upload does not panic"));
+                (ran, filled)
+            });
+            let (p, st) = ran?;
+            if let Some(took) = filled {
+                upload_ms += took?.as_secs_f64() * 1e3;
+            }
+            acc += p;
+            if k == 0 {
+                stats = st;
+            } else {
+                stats.absorb(&st);
+            }
+        }
+        stats.bases_chunks = parts.len() as u32;
+        stats.ms_bases_upload = upload_ms;
+        Ok((acc, stats))
     }
 }
 
@@ -898,6 +1118,30 @@ pub fn ceiling_fp_mul_form(form: MulForm) -> Result<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scalar_ranges_stay_inside_their_scalars() {
+        let s: Vec<Scalar> = (0..10u64).map(Scalar::from).collect();
+        let all = GpuScalars::Host(&s);
+        match all.range(3, 4).unwrap() {
+            GpuScalars::Host(r) => assert_eq!(r, &s[3..7]),
+            other => panic!("{other:?}"),
+        }
+        // A range of a range, the empty range at either end, and ranges running past the end.
+        let inner = all.range(2, 8).unwrap().range(1, 7).unwrap();
+        assert!(matches!(inner, GpuScalars::Host(r) if r == &s[3..10]));
+        assert_eq!(all.range(10, 0).unwrap().len(), 0);
+        assert_eq!(all.range(0, 0).unwrap().len(), 0);
+        assert_eq!(
+            all.range(7, 4).unwrap_err(),
+            Error::LengthMismatch {
+                bases: 3,
+                scalars: 4
+            }
+        );
+        assert!(all.range(11, 0).is_err());
+        assert!(all.range(usize::MAX, 2).is_err());
+    }
 
     #[test]
     fn committed_table_parses_and_covers_every_size() {

@@ -10,6 +10,7 @@ use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve, Group};
 use msm_cuda::gpu::{
     self, Accumulation, CurveOp, DeviceBases, FieldOp, GpuCurve, GpuScalars, MsmOptions,
+    MsmScratch, StreamedBases,
 };
 use msm_cuda::{msm_g1, msm_g2, Selection};
 use rand::Rng;
@@ -662,6 +663,105 @@ fn g2_msm_matches_blst() {
             assert_eq!(got, want, "n = {n}, split = {split}");
         }
     }
+}
+
+#[test]
+fn streamed_bases_equal_the_cpu_msm() {
+    if !gpu_or_skip("streamed_bases_equal_the_cpu_msm", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("streamed_bases_equal_the_cpu_msm");
+    let n = 70_000;
+    let (bases, scalars) = edge_inputs(n, &mut rng);
+    let porep = porep_like_scalars(n, &mut rng);
+    let scratch = MsmScratch::new().unwrap();
+    let stream = ntt_cuda::gpu::Stream::new().unwrap();
+    let on_device = ntt_cuda::gpu::DeviceScalars::from_host_padded(&porep, n + 5, &stream).unwrap();
+    stream.synchronize().unwrap();
+    // Chunks of one point, an odd size, a size that leaves a short last chunk, exactly the range, and more than it;
+    // offsets 0 and past the start; host scalars and device scalars (whole buffer, and a range of it).
+    for chunk in [1usize, 777, 16_384, 69_990, 1 << 20] {
+        let streamed = StreamedBases::<G1Affine>::new(chunk, &scratch).unwrap();
+        for (offset, len) in [(0usize, n), (10, n - 10), (3, 1), (n - 1, 1), (0, 0)] {
+            if chunk == 1 && len > 3000 {
+                continue; // 70,000 one-point MSMs prove nothing the other sizes do not
+            }
+            let want = msm_g1(&bases[offset..offset + len], &scalars[..len]).unwrap();
+            let (got, stats) = streamed
+                .msm(
+                    &bases,
+                    offset,
+                    GpuScalars::Host(&scalars[..len]),
+                    &MsmOptions::default(),
+                )
+                .unwrap();
+            assert_eq!(got, want, "chunk {chunk}, offset {offset}, len {len}");
+            assert_eq!(
+                stats.bases_chunks as usize,
+                len.div_ceil(chunk),
+                "chunk {chunk}"
+            );
+            assert_eq!(stats.zeros + stats.ones + stats.others, len as u64);
+            let want = msm_g1(&bases[offset..offset + len], &porep[..len]).unwrap();
+            let (got, _) = streamed
+                .msm(
+                    &bases,
+                    offset,
+                    GpuScalars::Device(&on_device, len),
+                    &MsmOptions::default(),
+                )
+                .unwrap();
+            assert_eq!(
+                got, want,
+                "device scalars: chunk {chunk}, offset {offset}, len {len}"
+            );
+        }
+        // Scalars 5.. of the device buffer, through a range of a range.
+        let within = GpuScalars::Device(&on_device, n + 5).range(5, n).unwrap();
+        let (got, _) = streamed
+            .msm(&bases, 0, within, &MsmOptions::default())
+            .unwrap();
+        let mut shifted = porep[5..].to_vec();
+        shifted.resize(n, Scalar::ZERO); // the buffer's padding past the host scalars is zero
+        assert_eq!(
+            got,
+            msm_g1(&bases, &shifted).unwrap(),
+            "range: chunk {chunk}"
+        );
+    }
+    let streamed = StreamedBases::<G1Affine>::new(1000, &scratch).unwrap();
+    // Past the bases, past the scalars' buffer: errors, not reads out of bounds.
+    assert!(streamed
+        .msm(
+            &bases,
+            1,
+            GpuScalars::Host(&scalars),
+            &MsmOptions::default()
+        )
+        .is_err());
+    assert!(streamed
+        .msm(
+            &bases,
+            0,
+            GpuScalars::Device(&on_device, n + 6),
+            &MsmOptions::default()
+        )
+        .is_err());
+    assert!(StreamedBases::<G1Affine>::new(0, &scratch).is_err());
+    // G2 (B_G2), chunked, against blst.
+    let g2 = random_g2(3000, &mut rng);
+    let want = msm_g2(&g2, &scalars[..3000]).unwrap();
+    let (got, stats) = StreamedBases::<G2Affine>::new(1024, &scratch)
+        .unwrap()
+        .msm(
+            &g2,
+            0,
+            GpuScalars::Host(&scalars[..3000]),
+            &MsmOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(got, want);
+    assert_eq!(stats.bases_chunks, 3);
 }
 
 #[test]

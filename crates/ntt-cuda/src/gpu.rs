@@ -523,7 +523,6 @@ mod imp {
 
         /// Copies `host` into the start of `dst` and waits for it.
         pub fn upload(&mut self, host: &[Scalar], dst: &mut DeviceScalars) -> Result<()> {
-            use rayon::prelude::*;
             if host.len() > dst.len {
                 return Err(Error::LengthMismatch {
                     what: "staged upload",
@@ -531,23 +530,44 @@ mod imp {
                     expected: dst.len,
                 });
             }
-            let chunk = self.chunks[0].len();
+            // SAFETY: a scalar is 32 plain bytes; dst holds at least host.len() scalars and is borrowed mutably, so
+            // no other work of this process writes it.
+            unsafe {
+                self.upload_bytes(
+                    std::slice::from_raw_parts(host.as_ptr().cast::<u8>(), host.len() * 32),
+                    dst.ptr,
+                )
+            }
+        }
+
+        /// Copies the bytes `host` to the device address `dst` through the pinned chunks and waits for it: for other
+        /// crates' device buffers (msm-cuda streams parameter points through it).
+        ///
+        /// # Safety
+        /// `dst` must be device memory of at least `host.len()` bytes that no other work reads or writes until this
+        /// returns.
+        pub unsafe fn upload_bytes(&mut self, host: &[u8], dst: *mut c_void) -> Result<()> {
+            use rayon::prelude::*;
+            let chunk = self.chunks[0].len() * 32;
             for (k, part) in host.chunks(chunk).enumerate() {
                 let j = k % 2;
                 // The chunk's previous copy must have left it before it is overwritten.
                 self.streams[j].synchronize()?;
-                let pinned = &mut self.chunks[j][..part.len()];
+                // SAFETY: the pinned chunk holds `chunk` bytes, owned by self and borrowed mutably here.
+                let pinned = unsafe {
+                    std::slice::from_raw_parts_mut(self.chunks[j].ptr.cast::<u8>(), part.len())
+                };
                 pinned
-                    .par_chunks_mut(1 << 14)
-                    .zip(part.par_chunks(1 << 14))
+                    .par_chunks_mut(1 << 19)
+                    .zip(part.par_chunks(1 << 19))
                     .for_each(|(d, s)| d.copy_from_slice(s));
-                // SAFETY: dst holds dst.len >= k*chunk + part.len() scalars; the pinned chunk stays untouched until
-                // this stream is synchronised (above, or at the end).
+                // SAFETY: the caller guarantees dst holds host.len() >= k*chunk + part.len() bytes; the pinned chunk
+                // stays untouched until this stream is synchronised (above, or at the end).
                 check(unsafe {
                     ffi::cuzk_copy_to_device(
-                        dst.ptr.cast::<u8>().add(k * chunk * 32).cast(),
+                        dst.cast::<u8>().add(k * chunk).cast(),
                         pinned.as_ptr().cast(),
-                        part.len() * 32,
+                        part.len(),
                         self.streams[j].raw(),
                     )
                 })?;
@@ -918,6 +938,15 @@ mod imp {
         pub fn upload(&mut self, _host: &[Scalar], _dst: &mut DeviceScalars) -> Result<()> {
             none()
         }
+        /// # Safety
+        /// None needed: it never touches memory.
+        pub unsafe fn upload_bytes(
+            &mut self,
+            _host: &[u8],
+            _dst: *mut std::ffi::c_void,
+        ) -> Result<()> {
+            none()
+        }
     }
 
     #[derive(Debug)]
@@ -1272,8 +1301,6 @@ pub const STAGING_CHUNK: usize = 1 << 21;
 /// # Errors
 /// [`Error::NoDevice`], [`Error::LengthMismatch`] when `len < host.len()`, or a CUDA error.
 pub fn upload_staged(host: &[Scalar], len: usize) -> Result<DeviceScalars> {
-    use std::sync::{Mutex, OnceLock};
-    static STAGING: OnceLock<Mutex<Option<Staging>>> = OnceLock::new();
     if len < host.len() {
         return Err(Error::LengthMismatch {
             what: "staged upload",
@@ -1284,6 +1311,18 @@ pub fn upload_staged(host: &[Scalar], len: usize) -> Result<DeviceScalars> {
     let stream = Stream::new()?;
     let mut buf = DeviceScalars::zeroed(len, &stream)?;
     stream.synchronize()?;
+    with_staging(|staging| staging.upload(host, &mut buf))?;
+    Ok(buf)
+}
+
+/// Runs `f` with the process's pinned staging chunks (2 x [`STAGING_CHUNK`] scalars, pinned on first use and kept,
+/// one user at a time): [`upload_staged`] and other crates' uploads (msm-cuda's streamed parameter points) share them.
+///
+/// # Errors
+/// [`Error::NoDevice`] or a CUDA error pinning the chunks; otherwise what `f` returns.
+pub fn with_staging<T>(f: impl FnOnce(&mut Staging) -> Result<T>) -> Result<T> {
+    use std::sync::{Mutex, OnceLock};
+    static STAGING: OnceLock<Mutex<Option<Staging>>> = OnceLock::new();
     let mut slot = STAGING
         .get_or_init(Default::default)
         .lock()
@@ -1291,8 +1330,7 @@ pub fn upload_staged(host: &[Scalar], len: usize) -> Result<DeviceScalars> {
     if slot.is_none() {
         *slot = Some(Staging::new(STAGING_CHUNK)?);
     }
-    slot.as_mut().expect("set above").upload(host, &mut buf)?;
-    Ok(buf)
+    f(slot.as_mut().expect("set above"))
 }
 
 /// As [`h_polynomial_on_device`] for pageable a, b and c, each uploaded by [`upload_staged`].
