@@ -15,7 +15,6 @@ use lc_indexer::{Backend, SmallVecTerms1, SmallVecTerms2, SmallVecTerms4, TermSt
 use r1cs_synth::{
     synthesize_batch_reusing, CompiledShape, ProvingAssignment, SizeHint, SynthesisOptions,
 };
-use rayon::prelude::*;
 
 use crate::report::{median, Report};
 
@@ -153,13 +152,7 @@ fn run_once<S: TermStorage>(
     ) -> r1cs_synth::Result<Vec<ProvingAssignment>> {
         match shape {
             Some((shape, Path::CompiledWitness)) => {
-                let mut spares = spares;
-                spares.resize_with(circuits.len(), ProvingAssignment::default);
-                circuits
-                    .into_par_iter()
-                    .zip(spares)
-                    .map(|(c, spare)| shape.witness_assignment(c, spare))
-                    .collect()
+                shape.witness_assignment_batch(circuits, spares)
             }
             Some((shape, _)) => shape.synthesize_batch_reusing(circuits, spares),
             None => synthesize_batch_reusing(circuits, opts, spares),

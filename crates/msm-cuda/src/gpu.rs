@@ -679,6 +679,18 @@ impl MsmScratch {
     }
 }
 
+/// Whether `n` scalars pair with bases `offset .. offset + n` of a set of `len`: else [`Error::LengthMismatch`] with
+/// the bases there are from `offset` on.
+fn bases_in_range(len: usize, offset: usize, n: usize) -> Result<()> {
+    if offset > len || n > len - offset {
+        return Err(Error::LengthMismatch {
+            bases: len.saturating_sub(offset),
+            scalars: n,
+        });
+    }
+    Ok(())
+}
+
 /// A set of bases uploaded once and kept in device memory, for many MSMs with different scalars (a parameter
 /// query: H, L, A or B). MSMs that share a scratch run one at a time.
 pub struct DeviceBases<A: GpuCurve> {
@@ -754,12 +766,7 @@ impl<A: GpuCurve> DeviceBases<A> {
         let n = scalars.len();
         // The whole of `scalars` must lie in its buffer.
         scalars.range(0, n)?;
-        if offset > self.len || n > self.len - offset {
-            return Err(Error::LengthMismatch {
-                bases: self.len.saturating_sub(offset),
-                scalars: n,
-            });
-        }
+        bases_in_range(self.len, offset, n)?;
         let scratch = self.scratch.inner.lock().unwrap_or_else(|e| e.into_inner());
         imp::run::<A>(&self.bases, &scratch, offset, scalars, opts)
     }
@@ -777,12 +784,7 @@ impl<A: GpuCurve> DeviceBases<A> {
         opts: &MsmOptions,
     ) -> Result<(A::Projective, MsmStats)> {
         let ones = selection.selected(scalars.len())?;
-        if offset > self.len || ones > self.len - offset {
-            return Err(Error::LengthMismatch {
-                bases: self.len.saturating_sub(offset),
-                scalars: ones,
-            });
-        }
+        bases_in_range(self.len, offset, ones)?;
         let picked = selection.gather(scalars, ones)?;
         self.msm(offset, GpuScalars::Host(&picked), opts)
     }
@@ -851,12 +853,7 @@ impl<A: GpuCurve> StreamedBases<A> {
     ) -> Result<(A::Projective, MsmStats)> {
         let n = scalars.len();
         scalars.range(0, n)?;
-        if offset > host.len() || n > host.len() - offset {
-            return Err(Error::LengthMismatch {
-                bases: host.len().saturating_sub(offset),
-                scalars: n,
-            });
-        }
+        bases_in_range(host.len(), offset, n)?;
         let parts: Vec<&[A]> = host[offset..offset + n].chunks(self.chunk).collect();
         let mut acc = A::Projective::identity();
         let mut stats = MsmStats::default();

@@ -387,20 +387,26 @@ impl CompiledShape {
     pub fn synthesize_batch_reusing<C: Circuit<Scalar> + Send>(
         &self,
         circuits: Vec<C>,
-        mut spares: Vec<ProvingAssignment>,
+        spares: Vec<ProvingAssignment>,
     ) -> Result<Vec<ProvingAssignment>> {
-        spares.resize_with(circuits.len(), ProvingAssignment::default);
-        circuits
-            .into_par_iter()
-            .zip(spares)
-            .enumerate()
-            .map(|(i, (c, spare))| {
-                self.synthesize_reusing(c, spare).map_err(|e| match e {
-                    Error::Synthesis { source, .. } => Error::Synthesis { circuit: i, source },
-                    other => other,
-                })
-            })
-            .collect()
+        crate::batch_reusing(circuits, spares, |i, c, spare| {
+            self.synthesize_reusing(c, spare).map_err(in_batch(i))
+        })
+    }
+
+    /// [`CompiledShape::witness_assignment`] for many circuits of this shape, in parallel, circuit i writing into
+    /// `spares[i]` where there is one; the first error in circuit order is returned.
+    ///
+    /// # Errors
+    /// As [`CompiledShape::witness_assignment`]; a circuit's own failure names its index in the batch.
+    pub fn witness_assignment_batch<C: Circuit<Scalar> + Send>(
+        &self,
+        circuits: Vec<C>,
+        spares: Vec<ProvingAssignment>,
+    ) -> Result<Vec<ProvingAssignment>> {
+        crate::batch_reusing(circuits, spares, |i, c, spare| {
+            self.witness_assignment(c, spare).map_err(in_batch(i))
+        })
     }
 
     /// a, b and c of the witness `inputs` then `aux` (the matrices' column order), into the given vectors (their
@@ -515,5 +521,13 @@ impl ConstraintSystem<Scalar> for WitnessCs {
 
     fn get_root(&mut self) -> &mut Self::Root {
         self
+    }
+}
+
+/// Renames a circuit's own synthesis failure with its index `i` in a batch.
+fn in_batch(i: usize) -> impl Fn(Error) -> Error {
+    move |e| match e {
+        Error::Synthesis { source, .. } => Error::Synthesis { circuit: i, source },
+        other => other,
     }
 }

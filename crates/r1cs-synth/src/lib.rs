@@ -410,13 +410,26 @@ pub fn synthesize_batch<C: Circuit<Scalar> + Send>(
 pub fn synthesize_batch_reusing<C: Circuit<Scalar> + Send>(
     circuits: Vec<C>,
     opts: &SynthesisOptions,
-    mut spares: Vec<ProvingAssignment>,
+    spares: Vec<ProvingAssignment>,
 ) -> Result<Vec<ProvingAssignment>> {
+    batch_reusing(circuits, spares, |i, c, spare| {
+        synthesize_reusing_indexed(i, c, opts, spare)
+    })
+}
+
+/// `one(i, circuit i, spare i)` for every circuit in parallel (rayon), circuit i taking `spares[i]` where there is
+/// one (missing spares start empty, extra ones are dropped); the results in circuit order, or the first error in
+/// circuit order. Every batch entry point of the crate runs through it.
+pub(crate) fn batch_reusing<C: Send, T: Send>(
+    circuits: Vec<C>,
+    mut spares: Vec<ProvingAssignment>,
+    one: impl Fn(usize, C, ProvingAssignment) -> Result<T> + Sync + Send,
+) -> Result<Vec<T>> {
     spares.resize_with(circuits.len(), ProvingAssignment::default);
     circuits
         .into_par_iter()
         .zip(spares)
         .enumerate()
-        .map(|(i, (c, spare))| synthesize_reusing_indexed(i, c, opts, spare))
+        .map(|(i, (c, spare))| one(i, c, spare))
         .collect()
 }

@@ -222,9 +222,22 @@ fn synthesize_reusing_equals_synthesize() {
     // Fewer spares than circuits, one of them empty.
     let spares = vec![spare, r1cs_synth::ProvingAssignment::default()];
     assert_eq!(
-        shape.synthesize_batch_reusing(circuits, spares).unwrap(),
+        shape
+            .synthesize_batch_reusing(circuits.clone(), spares)
+            .unwrap(),
         fresh
     );
+    // The witness-only batch: each equals its circuit's own witness assignment, and with products computed, the
+    // full synthesis.
+    let spares = vec![r1cs_synth::ProvingAssignment::default(), fresh[0].clone()];
+    let witnesses = shape
+        .witness_assignment_batch(circuits.clone(), spares)
+        .unwrap();
+    for ((c, mut w), full) in circuits.into_iter().zip(witnesses).zip(&fresh) {
+        assert_eq!(w, shape.witness_assignment(c, Default::default()).unwrap());
+        shape.compute_products(&mut w).unwrap();
+        assert_eq!(&w, full);
+    }
 }
 
 /// a, b and c left to the prover: the assignment carries the witness and the constraint count, written into a spare
