@@ -409,6 +409,9 @@ pub fn run(a: ProveArgs) -> Result<()> {
     )
     .context("starting the engine")?;
     report.time("engine start (parameter upload)", t.elapsed());
+    if let Some(placement) = engine.gpu_placement() {
+        report.text("GPU parameter placement", placement.to_string());
+    }
     let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
     report.count("synthesis workers", workers);
     report.count("max in flight", max_in_flight);

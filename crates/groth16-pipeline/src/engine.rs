@@ -224,8 +224,8 @@ pub struct Engine {
     pvk: PreparedVerifyingKey,
     opts: EngineOptions,
     synthesis_pool: Option<rayon::ThreadPool>,
-    // Kept so the device copy stays resident for the engine's life.
-    _gpu: Option<Arc<GpuParams>>,
+    // The parameters on the device (kept resident, or the streamed set), for the engine's life.
+    gpu: Option<Arc<GpuParams>>,
     // How a, b and c are computed for partitions whose synthesis left them to the prover.
     products: Option<Products>,
 }
@@ -275,7 +275,7 @@ impl Engine {
                 max_in_flight: opts.max_in_flight.max(1),
                 ..opts
             },
-            _gpu: gpu,
+            gpu,
             products: None,
         })
     }
@@ -300,6 +300,11 @@ impl Engine {
     /// The shape given by [`Engine::with_shape`], with where its products run.
     pub fn products(&self) -> Option<&Products> {
         self.products.as_ref()
+    }
+
+    /// Where the parameters sit for GPU MSMs (resident, or streamed in chunks), when the MSMs run on the GPU.
+    pub fn gpu_placement(&self) -> Option<crate::Placement> {
+        self.gpu.as_deref().map(GpuParams::placement)
     }
 
     /// The parameters.
