@@ -50,7 +50,7 @@ impl<'a> GpuScalars<'a> {
             GpuScalars::Device(d, n) => (0, n, d.len()),
             GpuScalars::DeviceAt(d, at, n) => (at, n, d.len()),
         };
-        if first + have > buffer {
+        if first.checked_add(have).is_none_or(|end| end > buffer) {
             return Err(Error::LengthMismatch {
                 bases: buffer.saturating_sub(first),
                 scalars: have,
@@ -1138,6 +1138,7 @@ mod tests {
         );
         assert!(all.range(11, 0).is_err());
         assert!(all.range(usize::MAX, 2).is_err());
+        assert!(all.range(2, usize::MAX).is_err());
     }
 
     #[test]
