@@ -205,8 +205,9 @@ fn placement_from_env() -> Result<Option<Placement>> {
     )
 }
 
-/// The device memory `CUZK_GPU_MEMORY_GIB` lets the placement plan with (GiB, fractions allowed), when set: a card
-/// shared with other work, or a smaller card's choice tried on a larger one.
+/// The cap `CUZK_GPU_MEMORY_GIB` puts on the card's whole use (GiB, fractions allowed), when set: a card shared with
+/// other work, or a smaller card's plan tried on a larger one. The parameters' placement plans with it, and so do the
+/// MSM's batch-affine rounds (msm-cuda reads the variable itself).
 fn parse_memory_limit(gib: Option<&str>) -> Result<Option<u64>> {
     match gib {
         None => Ok(None),
@@ -216,6 +217,18 @@ fn parse_memory_limit(gib: Option<&str>) -> Result<Option<u64>> {
                 "CUZK_GPU_MEMORY_GIB={v:?}: expected a positive number of GiB"
             ))),
         },
+    }
+}
+
+/// Device bytes the process may still take: `free`, or less when `cap` bounds the whole card's use (the cap less what
+/// is in use now). msm-cuda's batch-affine rounds size their working memory the same way.
+fn usable_free(free: u64, total: u64, cap: Option<u64>) -> u64 {
+    match cap {
+        None => free,
+        Some(cap) => {
+            let used = total.saturating_sub(free);
+            cap.saturating_sub(used).min(free)
+        }
     }
 }
 
@@ -286,10 +299,9 @@ impl GpuParams {
         let placement = match placement_from_env()? {
             Some(p) => p,
             None => {
-                let (free, _) = ntt_cuda::gpu::mem_info()?;
-                let limit =
-                    parse_memory_limit(std::env::var("CUZK_GPU_MEMORY_GIB").ok().as_deref())?;
-                let free = limit.map_or(free, |l| l.min(free));
+                let (free, total) = ntt_cuda::gpu::mem_info()?;
+                let cap = parse_memory_limit(std::env::var("CUZK_GPU_MEMORY_GIB").ok().as_deref())?;
+                let free = usable_free(free, total, cap);
                 let need = resident_bytes(params) + gpu_working_bytes(params.domain_size());
                 if need <= free {
                     Placement::Resident
@@ -1369,6 +1381,20 @@ mod tests {
             let e = parse_memory_limit(Some(bad)).unwrap_err().to_string();
             assert!(e.contains("CUZK_GPU_MEMORY_GIB"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_memory_cap_counts_what_is_in_use() {
+        let gib = 1u64 << 30;
+        assert_eq!(usable_free(100 * gib, 140 * gib, None), 100 * gib);
+        // 40 GiB in use under a 48 GiB cap: 8 GiB left.
+        assert_eq!(usable_free(100 * gib, 140 * gib, Some(48 * gib)), 8 * gib);
+        // The cap already reached, or above the card: nothing, or the free memory.
+        assert_eq!(usable_free(100 * gib, 140 * gib, Some(30 * gib)), 0);
+        assert_eq!(
+            usable_free(100 * gib, 140 * gib, Some(500 * gib)),
+            100 * gib
+        );
     }
 
     #[test]

@@ -691,16 +691,31 @@ bool use_batch_affine(int accumulate, uint64_t digits, uint32_t total) {
     return digits >= (1ull << 25) && digits >= 64ull * total;
 }
 
-// Working memory the rounds may take per group of windows: half of the free device memory plus what the set's rounds
-// already hold (a scratch set keeps its buffers from one MSM to the next), at most 24 GiB (a window of a 2^27 MSM
-// takes about 19 GB: its pairs' sums twice, 96 bytes each, and the inversion tree, 110 bytes a pair).
+// Device bytes the process may still take: the free memory, or less when CUZK_GPU_MEMORY_GIB caps the whole card's use
+// (a card shared with other work, or a smaller card's plan tried on a larger one): the cap less what is in use now.
+// groth16-pipeline's placement of the parameters reads the same variable the same way.
+size_t usable_free(size_t free_b, size_t total_b) {
+    static const double cap_gib = [] {
+        const char* v = getenv("CUZK_GPU_MEMORY_GIB");
+        double g = v ? strtod(v, nullptr) : 0.0;
+        return g > 0.0 && g < 1e9 ? g : 0.0;
+    }();
+    if (cap_gib == 0.0) return free_b;
+    const size_t cap = (size_t)(cap_gib * (double)(1ull << 30));
+    const size_t used = total_b - free_b;
+    return used >= cap ? 0 : std::min(free_b, cap - used);
+}
+
+// Working memory the rounds may take per group of windows: half of the usable free device memory plus what the set's
+// rounds already hold (a scratch set keeps its buffers from one MSM to the next), at most 24 GiB (a window of a 2^27
+// MSM takes about 19 GB: its pairs' sums twice, 96 bytes each, and the inversion tree, 110 bytes a pair).
 size_t batch_affine_budget(size_t held) {
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
         cudaGetLastError();
         return 0;
     }
-    return std::min<size_t>((free_b + held) / 2, 24ull << 30);
+    return std::min<size_t>((usable_free(free_b, total_b) + held) / 2, 24ull << 30);
 }
 
 // Device fp_t values the inversion tree over m values takes (the values, the prefixes of every level below the top).
