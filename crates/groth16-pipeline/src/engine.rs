@@ -25,7 +25,7 @@ use r1cs_synth::ProvingAssignment;
 use rand_core::RngCore;
 use srs_loader::Parameters;
 
-use crate::prover::{prove_checked, stage_witness, Backend, StagedWitness, GPU_H_MIN_LOG2};
+use crate::prover::{prove_checked, stage_witness, Backend, StagedWitness};
 use crate::{
     prepare_verifying_key, verify_proof, Error, GpuParams, PreparedVerifyingKey, Products, Proof,
     ProofTimings, ProverOptions, Result, GPU_MSM_MIN_LOG2,
@@ -568,18 +568,7 @@ impl Engine {
         }
         let inputs = pa.public_inputs().to_vec();
         let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
-        let on_gpu = self
-            .opts
-            .prover
-            .h_backend
-            .resolve(self.params.domain_size(), GPU_H_MIN_LOG2)
-            != Backend::Cpu
-            || self
-                .opts
-                .prover
-                .msm_backend
-                .resolve(self.params.domain_size(), GPU_MSM_MIN_LOG2)
-                != Backend::Cpu;
+        let on_gpu = self.opts.prover.any_on_gpu(self.params.domain_size());
         let proved = if self.opts.device_error_partition == Some(partition) {
             Err(Error::Msm {
                 what: "injected",

@@ -112,6 +112,13 @@ pub struct ProverOptions {
 }
 
 impl ProverOptions {
+    /// Whether H or the MSMs (or both) run on the GPU, alone or checked against the CPU, for a domain of
+    /// `domain_size` points: then a device error is the GPU's, and the CPU can prove instead.
+    pub fn any_on_gpu(&self, domain_size: usize) -> bool {
+        self.h_backend.resolve(domain_size, GPU_H_MIN_LOG2) != Backend::Cpu
+            || self.msm_backend.resolve(domain_size, GPU_MSM_MIN_LOG2) != Backend::Cpu
+    }
+
     /// Whether both H and the MSMs run on the GPU for a domain of `domain_size` points: then a, b and c left to the
     /// prover come from the witness on the device ([`Products`]).
     pub fn all_on_gpu(&self, domain_size: usize) -> bool {
