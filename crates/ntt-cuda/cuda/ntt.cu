@@ -670,6 +670,11 @@ cuzk_status cuzk_set_device(int device) {
     return status_ok();
 }
 
+cuzk_status cuzk_get_device(int* device) {
+    CUZK_TRY(cudaGetDevice(device));
+    return status_ok();
+}
+
 cuzk_status cuzk_mem_get_info(size_t* free_bytes, size_t* total_bytes) {
     CUZK_TRY(cudaMemGetInfo(free_bytes, total_bytes));
     return status_ok();
@@ -686,7 +691,8 @@ cuzk_status cuzk_free(void* ptr) {
 }
 
 cuzk_status cuzk_host_alloc_pinned(void** ptr, size_t bytes) {
-    CUZK_TRY(cudaMallocHost(ptr, bytes));
+    // Portable: pinned for every device's context, so one process's buffers serve uploads to any of its GPUs.
+    CUZK_TRY(cudaHostAlloc(ptr, bytes, cudaHostAllocPortable));
     return status_ok();
 }
 
@@ -696,7 +702,7 @@ cuzk_status cuzk_host_free_pinned(void* ptr) {
 }
 
 cuzk_status cuzk_host_register(void* ptr, size_t bytes) {
-    CUZK_TRY(cudaHostRegister(ptr, bytes, cudaHostRegisterDefault));
+    CUZK_TRY(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable));
     return status_ok();
 }
 

@@ -15,10 +15,13 @@ extern "C" {
 /* Device discovery and memory. */
 cuzk_status cuzk_device_count(int* count);
 cuzk_status cuzk_device_name(int device, char* name, size_t len);
+/* The calling host thread's current device: every allocation, stream and kernel of that thread goes there. */
 cuzk_status cuzk_set_device(int device);
+cuzk_status cuzk_get_device(int* device);
 cuzk_status cuzk_mem_get_info(size_t* free_bytes, size_t* total_bytes);
 cuzk_status cuzk_malloc(void** ptr, size_t bytes);
 cuzk_status cuzk_free(void* ptr);
+/* Pinned host memory, portable: pinned for every device of the process. */
 cuzk_status cuzk_host_alloc_pinned(void** ptr, size_t bytes);
 cuzk_status cuzk_host_free_pinned(void* ptr);
 /* Page-locks `bytes` of ordinary host memory at `ptr` in place (cudaHostRegister), so that copies from it run at

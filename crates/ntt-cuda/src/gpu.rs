@@ -84,6 +84,48 @@ mod imp {
             .map_err(Error::NoDevice)
     }
 
+    /// Devices the process sees (after `CUDA_VISIBLE_DEVICES`).
+    pub fn device_count() -> Result<u32> {
+        device()?;
+        let mut count = 0;
+        // SAFETY: plain out-parameter.
+        check(unsafe { ffi::cuzk_device_count(&mut count) })?;
+        Ok(count.max(0) as u32)
+    }
+
+    /// Makes `ordinal` the calling thread's device.
+    pub fn set_device(ordinal: u32) -> Result<()> {
+        let count = device_count()?;
+        if ordinal >= count {
+            return Err(Error::NoDevice(format!(
+                "GPU {ordinal} requested, but this process sees {count} (ordinals 0..{count}, after CUDA_VISIBLE_DEVICES)"
+            )));
+        }
+        // SAFETY: the ordinal exists.
+        check(unsafe { ffi::cuzk_set_device(ordinal as i32) })
+    }
+
+    /// The calling thread's device.
+    pub fn current_device() -> Result<u32> {
+        device()?;
+        let mut d = 0;
+        // SAFETY: plain out-parameter.
+        check(unsafe { ffi::cuzk_get_device(&mut d) })?;
+        Ok(d.max(0) as u32)
+    }
+
+    /// The name of device `ordinal`.
+    pub fn device_name(ordinal: u32) -> Result<String> {
+        device()?;
+        let mut name = [0 as std::ffi::c_char; 256];
+        // SAFETY: the buffer and its length match; an unknown ordinal is an error from the runtime.
+        check(unsafe { ffi::cuzk_device_name(ordinal as i32, name.as_mut_ptr(), name.len()) })?;
+        // SAFETY: NUL-terminated by snprintf.
+        Ok(unsafe { CStr::from_ptr(name.as_ptr()) }
+            .to_string_lossy()
+            .into_owned())
+    }
+
     /// Free and total bytes of the device's memory.
     pub fn mem_info() -> Result<(u64, u64)> {
         device()?;
@@ -850,6 +892,22 @@ mod imp {
         none()
     }
 
+    pub fn device_count() -> Result<u32> {
+        none()
+    }
+
+    pub fn set_device(_ordinal: u32) -> Result<()> {
+        none()
+    }
+
+    pub fn current_device() -> Result<u32> {
+        none()
+    }
+
+    pub fn device_name(_ordinal: u32) -> Result<String> {
+        none()
+    }
+
     #[derive(Debug)]
     pub struct Stream(());
 
@@ -1115,16 +1173,19 @@ impl GpuDomain {
     pub fn shared(log_n: u32) -> Result<std::sync::Arc<GpuDomain>> {
         use std::collections::HashMap;
         use std::sync::{Arc, Mutex, OnceLock};
-        static CACHE: OnceLock<Mutex<HashMap<u32, Arc<GpuDomain>>>> = OnceLock::new();
+        // One per device and size: a thread finds its own device's twiddles.
+        type Domains = HashMap<(u32, u32), Arc<GpuDomain>>;
+        static CACHE: OnceLock<Mutex<Domains>> = OnceLock::new();
+        let key = (current_device()?, log_n);
         let mut map = CACHE
             .get_or_init(Default::default)
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        if let Some(d) = map.get(&log_n) {
+        if let Some(d) = map.get(&key) {
             return Ok(Arc::clone(d));
         }
         let d = Arc::new(GpuDomain::new(log_n)?);
-        map.insert(log_n, Arc::clone(&d));
+        map.insert(key, Arc::clone(&d));
         Ok(d)
     }
 }
@@ -1145,12 +1206,58 @@ pub fn pinned_bytes() -> u64 {
     PINNED_BYTES.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Free and total bytes of the GPU's memory, or [`Error::NoDevice`].
+/// Free and total bytes of the calling thread's GPU memory, or [`Error::NoDevice`].
 ///
 /// # Errors
 /// [`Error::NoDevice`] or a CUDA error.
 pub fn mem_info() -> Result<(u64, u64)> {
     imp::mem_info()
+}
+
+/// How many GPUs this process sees (after `CUDA_VISIBLE_DEVICES`).
+///
+/// # Errors
+/// [`Error::NoDevice`].
+pub fn device_count() -> Result<u32> {
+    imp::device_count()
+}
+
+/// Makes GPU `ordinal` the calling thread's device: every allocation, stream, transform and cache lookup
+/// ([`GpuDomain::shared`], [`with_staging`]) of this thread then goes to it. Threads start on device 0.
+///
+/// # Errors
+/// [`Error::NoDevice`] without a GPU or for an ordinal the process does not see (naming both).
+pub fn set_device(ordinal: u32) -> Result<()> {
+    imp::set_device(ordinal)
+}
+
+/// The calling thread's GPU (see [`set_device`]).
+///
+/// # Errors
+/// [`Error::NoDevice`] or a CUDA error.
+pub fn current_device() -> Result<u32> {
+    imp::current_device()
+}
+
+/// GPU `ordinal`'s name, compute capability, SM count and memory.
+///
+/// # Errors
+/// [`Error::NoDevice`] or a CUDA error (an ordinal the process does not see).
+pub fn device_name(ordinal: u32) -> Result<String> {
+    imp::device_name(ordinal)
+}
+
+/// Runs `f` with `ordinal` as the calling thread's device, then restores the thread's device, whatever `f`
+/// returned.
+///
+/// # Errors
+/// [`Error::NoDevice`] as [`set_device`]; otherwise what `f` returns.
+pub fn on_device<T>(ordinal: u32, f: impl FnOnce() -> T) -> Result<T> {
+    let before = current_device()?;
+    set_device(ordinal)?;
+    let out = f();
+    set_device(before)?;
+    Ok(out)
 }
 
 /// Scalar-field operations run elementwise on the device, for testing the device arithmetic against blstrs.
@@ -1315,18 +1422,27 @@ pub fn upload_staged(host: &[Scalar], len: usize) -> Result<DeviceScalars> {
     Ok(buf)
 }
 
-/// Runs `f` with the process's pinned staging chunks (2 x [`STAGING_CHUNK`] scalars, pinned on first use and kept,
-/// one user at a time): [`upload_staged`] and other crates' uploads (msm-cuda's streamed parameter points) share them.
+/// Runs `f` with the calling thread's device's pinned staging chunks (2 x [`STAGING_CHUNK`] scalars, pinned on first
+/// use and kept, one user at a time per device): [`upload_staged`] and other crates' uploads (msm-cuda's streamed parameter points) share them.
 ///
 /// # Errors
 /// [`Error::NoDevice`] or a CUDA error pinning the chunks; otherwise what `f` returns.
 pub fn with_staging<T>(f: impl FnOnce(&mut Staging) -> Result<T>) -> Result<T> {
-    use std::sync::{Mutex, OnceLock};
-    static STAGING: OnceLock<Mutex<Option<Staging>>> = OnceLock::new();
-    let mut slot = STAGING
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    // One set per device (its streams belong to it), each behind its own lock: GPUs upload at the same time.
+    type Slot = Arc<Mutex<Option<Staging>>>;
+    static STAGING: OnceLock<Mutex<HashMap<u32, Slot>>> = OnceLock::new();
+    let device = current_device()?;
+    let slot = Arc::clone(
+        STAGING
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(device)
+            .or_default(),
+    );
+    let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
     if slot.is_none() {
         *slot = Some(Staging::new(STAGING_CHUNK)?);
     }
