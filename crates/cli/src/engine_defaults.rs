@@ -13,21 +13,23 @@ pub(crate) fn synthesis_workers() -> usize {
     (cores / 2).clamp(1, 8)
 }
 
-/// Partitions in flight when none is given: one more than the workers (so one is proved while the workers
-/// synthesize), and no more than `budget` bytes of partitions hold, when a budget is known.
+/// Partitions in flight when none is given: the workers plus one per prover lane (so each GPU proves one while the
+/// workers synthesize), and no more than `budget` bytes of partitions hold, when a budget is known.
 pub(crate) fn max_in_flight(
     workers: usize,
+    lanes: usize,
     budget: Option<u64>,
     params: &Parameters,
     abc_by_prover: bool,
 ) -> usize {
+    let want = workers + lanes.max(1);
     match budget {
-        Some(b) => (workers + 1).min(EngineOptions::in_flight_for_budget(
+        Some(b) => want.min(EngineOptions::in_flight_for_budget(
             params,
             b,
             abc_by_prover,
         )),
-        None => workers + 1,
+        None => want,
     }
 }
 
@@ -35,4 +37,173 @@ pub(crate) fn max_in_flight(
 /// once the parameters are resident), or `None` where that cannot be read.
 pub(crate) fn memory_budget() -> Option<u64> {
     crate::report::mem_available_bytes().map(|b| b / 10 * 8)
+}
+
+/// Reports the engine's lanes: the GPUs it proves on and each one's parameter placement.
+pub(crate) fn report_lanes(engine: &groth16_pipeline::Engine, report: &mut crate::report::Report) {
+    let placements = engine.gpu_placements();
+    if placements.is_empty() {
+        return;
+    }
+    let gpus: Vec<String> = placements.iter().map(|(d, _)| d.to_string()).collect();
+    report.text("GPUs (one per lane)", gpus.join(", "));
+    let mut seen = std::collections::BTreeSet::new();
+    for (d, placement) in placements {
+        if let Some(p) = placement.filter(|_| seen.insert(d)) {
+            let key = if engine.options().gpus.len() == 1 {
+                "GPU parameter placement".to_string()
+            } else {
+                format!("GPU {d} parameter placement")
+            };
+            report.text(&key, p.to_string());
+        }
+    }
+}
+
+/// The `--gpus` of the commands that run the engine: `all`, or GPU ordinals separated by commas.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum GpuSelection {
+    /// Every GPU the process sees (after `CUDA_VISIBLE_DEVICES`); GPU 0 when it sees none (the CPU proves).
+    All,
+    /// These ordinals, in this order.
+    List(Vec<u32>),
+}
+
+impl std::str::FromStr for GpuSelection {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("all") {
+            return Ok(GpuSelection::All);
+        }
+        let list = s
+            .split(',')
+            .map(|p| {
+                let p = p.trim();
+                p.parse::<u32>().map_err(|_| {
+                    format!(
+                        "`{p}` in `{s}` is not a GPU ordinal: give `all` or ordinals such as `0,1`"
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if list.is_empty() {
+            return Err("no GPU given: give `all` or ordinals such as `0,1`".into());
+        }
+        Ok(GpuSelection::List(list))
+    }
+}
+
+impl GpuSelection {
+    /// The ordinals to run lanes on: `All` is every GPU when a stage runs on one (`on_gpu`), else one lane.
+    pub(crate) fn resolve(&self, on_gpu: bool) -> Vec<u32> {
+        match self {
+            GpuSelection::List(l) => l.clone(),
+            GpuSelection::All => match ntt_cuda::gpu::device_count() {
+                Ok(n) if n > 0 && on_gpu => (0..n).collect(),
+                _ => vec![0],
+            },
+        }
+    }
+}
+
+/// The `--lanes-per-gpu` of the commands that run the engine: `auto`, or a count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LanesPerGpu {
+    /// As many as the GPU's memory holds beside the resident parameters, at most [`AUTO_LANES_MAX`].
+    Auto,
+    /// This many on every GPU.
+    Count(usize),
+}
+
+/// Most lanes `auto` puts on one GPU: two measured faster than one (on the H200, 2^27 partitions 1,414.7 against
+/// 1,597.8 ms each; 2^24 ones 229–233 against 247–253 ms); more were not measured.
+pub(crate) const AUTO_LANES_MAX: usize = 2;
+
+impl std::str::FromStr for LanesPerGpu {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("auto") {
+            return Ok(LanesPerGpu::Auto);
+        }
+        match s.parse::<usize>() {
+            Ok(n) if (1..=8).contains(&n) => Ok(LanesPerGpu::Count(n)),
+            _ => Err(format!(
+                "`{s}` is not a lane count: give `auto` or a number from 1 to 8"
+            )),
+        }
+    }
+}
+
+/// The lanes to run: each GPU of `gpus` `per` times, in order (`auto`: as many as that GPU's memory holds for
+/// `params`, see [`groth16_pipeline::lanes_that_fit`], when a stage runs on the GPU and no GPU is listed twice
+/// already; else one).
+pub(crate) fn lanes(
+    gpus: Vec<u32>,
+    per: LanesPerGpu,
+    params: &Parameters,
+    on_gpu: bool,
+) -> Vec<u32> {
+    let distinct = gpus.iter().collect::<std::collections::BTreeSet<_>>().len() == gpus.len();
+    let count = |g: u32| match per {
+        LanesPerGpu::Count(n) => n,
+        LanesPerGpu::Auto if on_gpu && distinct => ntt_cuda::gpu::on_device(g, || {
+            groth16_pipeline::lanes_that_fit(params, AUTO_LANES_MAX)
+        })
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or(1),
+        LanesPerGpu::Auto => 1,
+    };
+    gpus.into_iter()
+        .flat_map(|g| std::iter::repeat_n(g, count(g)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GpuSelection;
+
+    #[test]
+    fn gpu_selections_parse_and_bad_ones_are_named() {
+        assert_eq!("all".parse(), Ok(GpuSelection::All));
+        assert_eq!(" ALL ".parse(), Ok(GpuSelection::All));
+        assert_eq!("0".parse(), Ok(GpuSelection::List(vec![0])));
+        assert_eq!("1, 0".parse(), Ok(GpuSelection::List(vec![1, 0])));
+        let e = "0,x".parse::<GpuSelection>().unwrap_err();
+        assert!(e.contains("`x`"), "{e}");
+        assert!("".parse::<GpuSelection>().is_err());
+        assert!("-1".parse::<GpuSelection>().unwrap_err().contains("`-1`"));
+        assert_eq!(GpuSelection::List(vec![3]).resolve(true), vec![3]);
+        assert_eq!(GpuSelection::List(vec![3, 1]).resolve(false), vec![3, 1]);
+        assert_eq!(GpuSelection::All.resolve(false), vec![0]);
+        assert!(!GpuSelection::All.resolve(true).is_empty());
+    }
+
+    #[test]
+    fn lanes_per_gpu_parse_and_repeat_each_gpu() {
+        use super::{lanes, LanesPerGpu};
+        assert_eq!("auto".parse(), Ok(LanesPerGpu::Auto));
+        assert_eq!("2".parse(), Ok(LanesPerGpu::Count(2)));
+        for bad in ["0", "9", "two", ""] {
+            let e = bad.parse::<LanesPerGpu>().unwrap_err();
+            assert!(e.contains(&format!("`{bad}`")), "{e}");
+        }
+        let mut rng = test_utils::seeded_rng(7);
+        let circuit = test_utils::RandomCircuit::new(1, 4, 8, &mut rng);
+        let params = srs_loader::setup(circuit.without_values(), &mut rng).unwrap();
+        assert_eq!(
+            lanes(vec![1, 0], LanesPerGpu::Count(2), &params, true),
+            vec![1, 1, 0, 0]
+        );
+        // Auto with no GPU stage, or with a GPU listed twice already: one lane each.
+        assert_eq!(lanes(vec![0], LanesPerGpu::Auto, &params, false), vec![0]);
+        assert_eq!(
+            lanes(vec![0, 0], LanesPerGpu::Auto, &params, true),
+            vec![0, 0]
+        );
+    }
 }

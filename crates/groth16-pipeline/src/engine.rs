@@ -79,6 +79,12 @@ pub struct EngineOptions {
     /// in 855.8 ms against 905.5 ms off). Off uploads it at the start of its own proof. A staging that fails (too
     /// little device memory, say) is logged, and the prover uploads the witness itself.
     pub stage_witness: bool,
+    /// The GPUs to prove on (ordinals as the process sees them, after `CUDA_VISIBLE_DEVICES`): one lane per entry,
+    /// each a prover and a stager thread of its own with the parameters (and a compiled shape's matrices) on its
+    /// device, all fed from one queue, so every GPU proves its own partition at once. Default `[0]`; empty means
+    /// `[0]`. An ordinal listed twice gives that device two lanes, which share its parameters. With every stage on
+    /// the CPU the entries only count the prover threads.
+    pub gpus: Vec<u32>,
 }
 
 impl Default for EngineOptions {
@@ -94,6 +100,7 @@ impl Default for EngineOptions {
             device_error_partition: None,
             reuse_buffers: true,
             stage_witness: true,
+            gpus: vec![0],
         }
     }
 }
@@ -115,6 +122,8 @@ impl EngineOptions {
 pub struct PartitionReport {
     /// The partition's index.
     pub partition: usize,
+    /// The GPU whose lane proved it (see [`EngineOptions::gpus`]), when a stage ran on the GPU.
+    pub gpu: Option<u32>,
     /// Its synthesis (witness and a, b, c).
     pub synthesis: Duration,
     /// From the end of its synthesis to the prover taking it.
@@ -140,11 +149,14 @@ impl PartitionReport {
     /// the prover's phases, then the check.
     pub fn key_values(&self) -> Vec<(&'static str, String)> {
         let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1e3);
-        let mut kv = vec![
-            ("partition", self.partition.to_string()),
+        let mut kv = vec![("partition", self.partition.to_string())];
+        if let Some(gpu) = self.gpu {
+            kv.push(("gpu", gpu.to_string()));
+        }
+        kv.extend([
             ("synthesis_ms", ms(self.synthesis)),
             ("queue_wait_ms", ms(self.queue_wait)),
-        ];
+        ]);
         kv.extend(self.timings.key_values());
         kv.push(("verify_ms", ms(self.verify)));
         kv.push(("reproved_on_cpu", self.reproved_on_cpu.to_string()));
@@ -169,18 +181,20 @@ pub struct PartitionOutcome {
 pub struct RunSummary {
     /// Wall time of the run.
     pub wall: Duration,
-    /// Time the prover spent proving (the GPU's share when the stages are on the GPU).
+    /// Time the provers spent proving, summed over the lanes (the GPUs' share when the stages are on the GPU).
     pub proving: Duration,
     /// Partitions proved.
     pub proofs: usize,
     /// The in-flight bound used.
     pub max_in_flight: usize,
+    /// Prover lanes (one per entry of [`EngineOptions::gpus`]).
+    pub lanes: usize,
 }
 
 impl RunSummary {
-    /// Fraction of the wall time the prover was proving.
+    /// Fraction of the wall time the provers were proving, averaged over the lanes.
     pub fn busy_fraction(&self) -> f64 {
-        self.proving.as_secs_f64() / self.wall.as_secs_f64().max(1e-9)
+        self.proving.as_secs_f64() / (self.wall.as_secs_f64() * self.lanes.max(1) as f64).max(1e-9)
     }
 
     /// Proofs per hour at this run's rate.
@@ -218,16 +232,77 @@ struct Synthesized {
     done_at: Instant,
 }
 
-/// Parameters loaded once (on the host and, for GPU MSMs, on the device) and the engine's options.
+/// A synthesized partition with its proof's randomness (r and s, then r and s of a CPU re-prove), drawn on the
+/// caller's thread from the caller's generator, on its way to a lane.
+struct Ticket {
+    item: Synthesized,
+    randomness: [Scalar; 4],
+}
+
+/// What the run's threads tell the calling thread, which draws the randomness, hears the outcomes and keeps the
+/// in-flight budget.
+// A few events per partition (of seconds of work each): their size does not matter.
+#[allow(clippy::large_enum_variant)]
+enum Event {
+    Synthesized(Synthesized),
+    WorkerDone,
+    Proved(PartitionOutcome),
+}
+
+/// Sends [`Event::WorkerDone`] when a synthesis worker ends, even by a panic, so the run never waits for it.
+struct WorkerDone(mpsc::Sender<Event>);
+
+impl Drop for WorkerDone {
+    fn drop(&mut self) {
+        let _ = self.0.send(Event::WorkerDone);
+    }
+}
+
+/// One prover lane: its device (when a stage runs on the GPU), the parameters there, and the compiled shape's
+/// products for it. Its prover and stager threads run on that device.
+struct Lane {
+    device: Option<u32>,
+    // The parameters on the device (kept resident, or the streamed set), for the engine's life.
+    gpu: Option<Arc<GpuParams>>,
+    // How a, b and c are computed for partitions whose synthesis left them to the prover.
+    products: Option<Products>,
+}
+
+impl Lane {
+    /// Makes the lane's device the calling thread's.
+    fn enter(&self) -> Result<()> {
+        match self.device {
+            Some(d) => Ok(ntt_cuda::gpu::set_device(d)?),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Lane {
+    /// Frees the lane's device memory with its device current (the engine may be dropped on any thread).
+    fn drop(&mut self) {
+        if let Some(d) = self.device {
+            let (products, gpu) = (self.products.take(), self.gpu.take());
+            let _ = ntt_cuda::gpu::on_device(d, move || drop((products, gpu)));
+        }
+    }
+}
+
+/// Runs `f` on `device` (restoring the thread's device after), or as it is without one.
+fn on_lane_device<T>(device: Option<u32>, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match device {
+        Some(d) => ntt_cuda::gpu::on_device(d, f)?,
+        None => f(),
+    }
+}
+
+/// Parameters loaded once (on the host and, for GPU MSMs, on each device) and the engine's options.
 pub struct Engine {
     params: Arc<Parameters>,
     pvk: PreparedVerifyingKey,
     opts: EngineOptions,
     synthesis_pool: Option<rayon::ThreadPool>,
-    // The parameters on the device (kept resident, or the streamed set), for the engine's life.
-    gpu: Option<Arc<GpuParams>>,
-    // How a, b and c are computed for partitions whose synthesis left them to the prover.
-    products: Option<Products>,
+    lanes: Vec<Lane>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -240,23 +315,65 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// Checks the parameters, prepares the verifying key, and uploads the parameters when the MSMs run on the GPU.
+    /// Checks the parameters, prepares the verifying key, and uploads the parameters to every GPU of
+    /// [`EngineOptions::gpus`] (at the same time) when the MSMs run on the GPU.
     ///
     /// # Errors
-    /// [`Error::Params`] for inconsistent parameters; [`Error::Msm`] when the upload fails (no device, or too
-    /// little device memory, named by query); [`Error::ThreadPool`] when the synthesis pool cannot start.
+    /// [`Error::Params`] for inconsistent parameters; [`Error::Ntt`] for a GPU the process does not see;
+    /// [`Error::Msm`] when an upload fails (no device, or too little device memory, named by query);
+    /// [`Error::ThreadPool`] when the synthesis pool cannot start.
     pub fn new(params: Arc<Parameters>, opts: EngineOptions) -> Result<Self> {
         params
             .check_consistent()
             .map_err(|source| Error::Params { circuit: 0, source })?;
-        let gpu = match opts
-            .prover
-            .msm_backend
-            .resolve(params.domain_size(), GPU_MSM_MIN_LOG2)
-        {
-            Backend::Gpu | Backend::Check => Some(GpuParams::shared(&params)?),
-            Backend::Cpu | Backend::Auto => None,
+        let on_gpu = opts.prover.any_on_gpu(params.domain_size());
+        let msm_on_gpu = matches!(
+            opts.prover
+                .msm_backend
+                .resolve(params.domain_size(), GPU_MSM_MIN_LOG2),
+            Backend::Gpu | Backend::Check
+        );
+        let gpus = if opts.gpus.is_empty() {
+            vec![0]
+        } else {
+            opts.gpus.clone()
         };
+        // Each device uploads its own copy, all at once; lanes of one device share it.
+        let uploads: Vec<Result<Option<Arc<GpuParams>>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = gpus
+                .iter()
+                .map(|&d| {
+                    let params = &params;
+                    scope.spawn(move || {
+                        on_lane_device(on_gpu.then_some(d), || {
+                            msm_on_gpu.then(|| GpuParams::shared(params)).transpose()
+                        })
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|p| {
+                        Err(Error::Config(format!(
+                            "uploading the parameters panicked: {}",
+                            panic_message(&*p)
+                        )))
+                    })
+                })
+                .collect()
+        });
+        let lanes = gpus
+            .iter()
+            .zip(uploads)
+            .map(|(&d, gpu)| {
+                Ok(Lane {
+                    device: on_gpu.then_some(d),
+                    gpu: gpu?,
+                    products: None,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("cuzk-synth-{i}"));
         if let Some(n) = opts.synthesis_threads {
             pool = pool.num_threads(n.max(1));
@@ -273,10 +390,10 @@ impl Engine {
             opts: EngineOptions {
                 synthesis_workers: opts.synthesis_workers.max(1),
                 max_in_flight: opts.max_in_flight.max(1),
+                gpus,
                 ..opts
             },
-            gpu,
-            products: None,
+            lanes,
         })
     }
 
@@ -287,24 +404,37 @@ impl Engine {
     /// ([`Engine::partition_bytes`] with `abc_by_prover`).
     ///
     /// # Errors
-    /// [`Error::Ntt`] when the upload fails (device memory, or a malformed matrix).
+    /// [`Error::Ntt`] when an upload fails (device memory, or a malformed matrix).
     pub fn with_shape(mut self, shape: Arc<r1cs_synth::CompiledShape>) -> Result<Self> {
-        self.products = Some(if self.opts.prover.all_on_gpu(self.params.domain_size()) {
-            Products::upload(shape)?
-        } else {
-            Products::host(shape)
-        });
+        let on_device = self.opts.prover.all_on_gpu(self.params.domain_size());
+        for lane in &mut self.lanes {
+            let shape = Arc::clone(&shape);
+            lane.products = Some(match lane.device {
+                Some(d) if on_device => on_lane_device(Some(d), || Products::upload(shape))?,
+                _ => Products::host(shape),
+            });
+        }
         Ok(self)
     }
 
-    /// The shape given by [`Engine::with_shape`], with where its products run.
+    /// The shape given by [`Engine::with_shape`], with where its products run (the first lane's: each GPU holds
+    /// the same).
     pub fn products(&self) -> Option<&Products> {
-        self.products.as_ref()
+        self.lanes[0].products.as_ref()
     }
 
-    /// Where the parameters sit for GPU MSMs (resident, or streamed in chunks), when the MSMs run on the GPU.
+    /// Where the parameters sit for GPU MSMs (resident, or streamed in chunks), when the MSMs run on the GPU: the
+    /// first lane's placement (each GPU chooses its own from its free memory; [`Engine::gpu_placements`] has all).
     pub fn gpu_placement(&self) -> Option<crate::Placement> {
-        self.gpu.as_deref().map(GpuParams::placement)
+        self.lanes[0].gpu.as_deref().map(GpuParams::placement)
+    }
+
+    /// Each lane's GPU and its parameters' placement, for the lanes with a stage on the GPU.
+    pub fn gpu_placements(&self) -> Vec<(u32, Option<crate::Placement>)> {
+        self.lanes
+            .iter()
+            .filter_map(|l| Some((l.device?, l.gpu.as_deref().map(GpuParams::placement))))
+            .collect()
     }
 
     /// The parameters.
@@ -442,10 +572,14 @@ impl Engine {
         let spares: Mutex<Vec<ProvingAssignment>> = Mutex::new(Vec::new());
         let mut proving = Duration::ZERO;
         let mut proofs = 0;
+        // Tickets go to whichever lane's stager is free first.
+        let (tickets, ticket_queue) = mpsc::channel::<Ticket>();
+        let ticket_queue = Mutex::new(ticket_queue);
+        let mut tickets = Some(tickets);
         std::thread::scope(|scope| {
-            let (tx, rx) = mpsc::channel::<Synthesized>();
+            let (events, heard) = mpsc::channel::<Event>();
             for _ in 0..self.opts.synthesis_workers {
-                let tx = tx.clone();
+                let done = WorkerDone(events.clone());
                 let (slots, synth_one, spares) = (&slots, &synth_one, &spares);
                 scope.spawn(move || loop {
                     slots.take();
@@ -462,96 +596,205 @@ impl Engine {
                         synthesis: t.elapsed(),
                         done_at: Instant::now(),
                     };
-                    if tx.send(item).is_err() {
+                    if done.0.send(Event::Synthesized(item)).is_err() {
                         break;
                     }
                 });
             }
-            drop(tx);
-            // The stager: takes each synthesized partition off the queue and, when its a, b and c will come from the
-            // witness on the device, uploads the witness there, then waits for the prover to take both. The upload
-            // thus runs while the prover proves the partition before (one staged witness at most: the hand-over
-            // is a rendezvous). A failed upload is logged and left to the prover, which uploads again itself.
-            let (staged_tx, staged_rx) =
-                mpsc::sync_channel::<(Synthesized, Option<StagedWitness>)>(0);
-            scope.spawn(move || {
-                for item in rx.iter() {
-                    let staged = match &item.assignment {
-                        Ok(pa) if self.opts.stage_witness => {
-                            match stage_witness(&self.params, pa, &self.opts.prover, self.products.as_ref()) {
-                                Some(Ok(w)) => Some(w),
-                                Some(Err(e)) => {
-                                    tracing::warn!(
-                                        partition = item.partition,
-                                        "staging the witness on the device: {e}; the prover uploads it"
-                                    );
-                                    None
-                                }
-                                None => None,
+            for lane in &self.lanes {
+                // The stager: takes the next ticket and, when its a, b and c will come from the witness on the
+                // device, uploads the witness there, then waits for its lane's prover to take both. The upload thus
+                // runs while the prover proves the partition before (one staged witness per lane at most: the
+                // hand-over is a rendezvous). A failed upload is logged and left to the prover, which uploads again.
+                let (staged_tx, staged_rx) =
+                    mpsc::sync_channel::<(Ticket, Option<StagedWitness>)>(0);
+                let ticket_queue = &ticket_queue;
+                scope.spawn(move || {
+                    let on_device = lane.enter();
+                    loop {
+                        let Ok(ticket) = lock(ticket_queue).recv() else {
+                            break;
+                        };
+                        let staged = match (&ticket.item.assignment, &on_device) {
+                            (Ok(pa), Ok(())) if self.opts.stage_witness => {
+                                self.stage(lane, ticket.item.partition, pa)
                             }
+                            _ => None,
+                        };
+                        if staged_tx.send((ticket, staged)).is_err() {
+                            break;
                         }
-                        _ => None,
-                    };
-                    if staged_tx.send((item, staged)).is_err() {
-                        break;
+                    }
+                });
+                // The lane's prover. While the first partition synthesizes it has nothing to prove: it sets up what
+                // the first proof would otherwise pay for.
+                let events = events.clone();
+                let (synth_one, spares) = (&synth_one, &spares);
+                scope.spawn(move || {
+                    let on_device = lane.enter();
+                    if on_device.is_ok() {
+                        crate::prover::warm_up(&self.params, &self.opts.prover);
+                    }
+                    for (ticket, staged) in staged_rx.iter() {
+                        let outcome = self.prove_ticket(
+                            lane, &on_device, ticket, staged, started, synth_one, spares,
+                        );
+                        if events.send(Event::Proved(outcome)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(events);
+            // This thread: draws each synthesized partition's randomness and hands it to the lanes, hears the
+            // outcomes in the order they finish, and gives their slots back. It ends when the workers have ended
+            // and every partition they synthesized is proved (or every other thread is gone).
+            let mut workers = self.opts.synthesis_workers;
+            let mut pending = 0usize;
+            while workers > 0 || pending > 0 {
+                let Ok(event) = heard.recv() else {
+                    break;
+                };
+                match event {
+                    Event::Synthesized(item) => {
+                        let randomness = [(); 4].map(|()| Scalar::random(&mut *rng));
+                        if let Some(t) = &tickets {
+                            pending += usize::from(t.send(Ticket { item, randomness }).is_ok());
+                        }
+                    }
+                    Event::WorkerDone => {
+                        workers -= 1;
+                        if workers == 0 {
+                            // No more tickets: the stagers end once the queue is empty, and their provers after.
+                            tickets = None;
+                        }
+                    }
+                    Event::Proved(outcome) => {
+                        pending -= 1;
+                        let report = &outcome.report;
+                        proving += report.prove_end - report.prove_start;
+                        proofs += usize::from(outcome.proof.is_ok());
+                        on_done(outcome);
+                        // The partition's host data is gone (consumed by the prover) and the caller has heard of
+                        // it: its slot is free.
+                        slots.give();
                     }
                 }
-            });
-            // While the first partition synthesizes this thread has nothing to prove: it sets up what the first proof
-            // would otherwise pay for.
-            crate::prover::warm_up(&self.params, &self.opts.prover);
-            // The prover: this thread.
-            for (item, staged) in staged_rx.iter() {
-                let mut report = PartitionReport {
-                    partition: item.partition,
-                    synthesis: item.synthesis,
-                    queue_wait: item.done_at.elapsed(),
-                    prove_start: started.elapsed(),
-                    ..Default::default()
-                };
-                let proof = match item.assignment {
-                    Err(message) => Err(Error::Synthesis {
-                        partition: item.partition,
-                        message,
-                    }),
-                    Ok(pa) => {
-                        let again = |k| synth_one(k, ProvingAssignment::default());
-                        let (proof, spare) =
-                            self.prove_one(item.partition, pa, staged, rng, &mut report, &again);
-                        if let Some(spare) = spare.filter(|_| self.opts.reuse_buffers) {
-                            lock(&spares).push(spare);
-                        }
-                        proof
-                    }
-                };
-                report.prove_end = started.elapsed();
-                proving += report.prove_end - report.prove_start;
-                proofs += usize::from(proof.is_ok());
-                on_done(PartitionOutcome { proof, report });
-                // The partition's host data is gone (consumed by the prover) and the caller has heard of it: its
-                // slot is free.
-                slots.give();
             }
+            tickets = None;
         });
         RunSummary {
             wall: started.elapsed(),
             proving,
             proofs,
             max_in_flight: self.opts.max_in_flight,
+            lanes: self.lanes.len(),
         }
     }
 
-    /// Proves one partition with the engine's options, checks it, and re-proves on the CPU when the check fails.
-    /// Returns the proof and, when the prover got that far, the partition's vectors for reuse.
+    /// Uploads a synthesized partition's witness to the lane's device ahead of its proof, when its a, b and c will
+    /// come from there; a failure (or a panic) is logged, and the prover uploads the witness itself.
+    fn stage(
+        &self,
+        lane: &Lane,
+        partition: usize,
+        pa: &ProvingAssignment,
+    ) -> Option<StagedWitness> {
+        let products = lane.products.as_ref();
+        let staged = catch_unwind(AssertUnwindSafe(|| {
+            stage_witness(&self.params, pa, &self.opts.prover, products)
+        }));
+        match staged {
+            Ok(Some(Ok(w))) => Some(w),
+            Ok(Some(Err(e))) => {
+                tracing::warn!(
+                    partition,
+                    "staging the witness on the device: {e}; the prover uploads it"
+                );
+                None
+            }
+            Ok(None) => None,
+            Err(panic) => {
+                tracing::warn!(
+                    partition,
+                    "staging the witness on the device panicked: {}; the prover uploads it",
+                    panic_message(&*panic)
+                );
+                None
+            }
+        }
+    }
+
+    /// Proves one ticket on its lane and reports what happened. A panic in the prover becomes the partition's
+    /// error ([`Error::ProverPanicked`]); the lane goes on with the next.
+    #[allow(clippy::too_many_arguments)]
+    fn prove_ticket(
+        &self,
+        lane: &Lane,
+        on_device: &Result<()>,
+        ticket: Ticket,
+        staged: Option<StagedWitness>,
+        started: Instant,
+        synth_one: &(dyn Fn(usize, ProvingAssignment) -> std::result::Result<ProvingAssignment, String>
+              + Sync),
+        spares: &Mutex<Vec<ProvingAssignment>>,
+    ) -> PartitionOutcome {
+        let Ticket { item, randomness } = ticket;
+        let partition = item.partition;
+        let mut report = PartitionReport {
+            partition,
+            gpu: lane.device,
+            synthesis: item.synthesis,
+            queue_wait: item.done_at.elapsed(),
+            prove_start: started.elapsed(),
+            ..Default::default()
+        };
+        let proof = match (item.assignment, on_device) {
+            (Err(message), _) => Err(Error::Synthesis { partition, message }),
+            (Ok(_), Err(e)) => Err(Error::Config(format!(
+                "partition {partition}: the lane of GPU {} cannot use its device: {e}",
+                lane.device.unwrap_or_default()
+            ))),
+            (Ok(pa), Ok(())) => {
+                let again = |k| synth_one(k, ProvingAssignment::default());
+                let proved = catch_unwind(AssertUnwindSafe(|| {
+                    self.prove_one(lane, partition, pa, staged, randomness, &mut report, &again)
+                }));
+                match proved {
+                    Ok((proof, spare)) => {
+                        if let Some(spare) = spare.filter(|_| self.opts.reuse_buffers) {
+                            lock(spares).push(spare);
+                        }
+                        proof
+                    }
+                    Err(panic) => {
+                        let message = panic_message(&*panic);
+                        tracing::error!(partition, "the prover panicked: {message}");
+                        Err(Error::ProverPanicked { partition, message })
+                    }
+                }
+            }
+        };
+        report.prove_end = started.elapsed();
+        PartitionOutcome { proof, report }
+    }
+
+    /// Proves one partition with the engine's options on `lane`, checks it, and re-proves on the CPU when the check
+    /// fails (`randomness`: r and s, then those of the re-prove). Returns the proof and, when the prover got that
+    /// far, the partition's vectors for reuse.
+    #[allow(clippy::too_many_arguments)]
     fn prove_one(
         &self,
+        lane: &Lane,
         partition: usize,
         pa: ProvingAssignment,
         staged: Option<StagedWitness>,
-        rng: &mut impl RngCore,
+        randomness: [Scalar; 4],
         report: &mut PartitionReport,
         synth_again: &dyn Fn(usize) -> std::result::Result<ProvingAssignment, String>,
     ) -> (Result<Proof>, Option<ProvingAssignment>) {
+        let [r, s, r_again, s_again] = randomness;
+        let products = lane.products.as_ref();
         let in_partition = |e: Error| match e {
             Error::Params { source, .. } => Error::Params {
                 circuit: partition,
@@ -567,7 +810,6 @@ impl Engine {
             return (Err(e), None);
         }
         let inputs = pa.public_inputs().to_vec();
-        let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
         let on_gpu = self.opts.prover.any_on_gpu(self.params.domain_size());
         let proved = if self.opts.device_error_partition == Some(partition) {
             Err(Error::Msm {
@@ -579,15 +821,7 @@ impl Engine {
                 },
             })
         } else {
-            prove_checked(
-                &self.params,
-                pa,
-                r,
-                s,
-                &self.opts.prover,
-                self.products.as_ref(),
-                staged,
-            )
+            prove_checked(&self.params, pa, r, s, &self.opts.prover, products, staged)
         };
         match proved {
             Ok((mut proof, timings, spare)) => {
@@ -609,6 +843,7 @@ impl Engine {
                 drop(spare);
                 tracing::error!(
                     partition,
+                    gpu = ?lane.device,
                     timings = ?report.timings,
                     "proof failed the verifier's check; proving the partition again on the CPU"
                 );
@@ -618,6 +853,7 @@ impl Engine {
             Err(e) if on_gpu && e.is_device_error() => {
                 tracing::error!(
                     partition,
+                    gpu = ?lane.device,
                     "the GPU prover failed ({e}); proving the partition on the CPU"
                 );
                 report.gpu_failed = true;
@@ -632,9 +868,8 @@ impl Engine {
                 h_backend: Backend::Cpu,
                 msm_backend: Backend::Cpu,
             };
-            let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
             let (proof, timings, _) =
-                prove_checked(&self.params, pa, r, s, &cpu, self.products.as_ref(), None)
+                prove_checked(&self.params, pa, r_again, s_again, &cpu, products, None)
                     .map_err(in_partition)?;
             report.timings = timings;
             let t = Instant::now();

@@ -12,9 +12,9 @@ pub use engine::{
 };
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{
-    gpu_working_bytes, prove, prove_one_with_randomness, prove_with, resident_bytes,
-    streamed_chunk_points, Backend, GpuParams, HBackend, Placement, Products, ProofTimings,
-    ProverOptions, GPU_H_MIN_LOG2, GPU_MSM_MIN_LOG2,
+    gpu_working_bytes, lanes_that_fit, prove, prove_one_with_randomness, prove_with,
+    resident_bytes, streamed_chunk_points, Backend, GpuParams, HBackend, Placement, Products,
+    ProofTimings, ProverOptions, GPU_H_MIN_LOG2, GPU_MSM_MIN_LOG2,
 };
 pub use verifier::{prepare_verifying_key, verify_proof, PreparedVerifyingKey};
 
@@ -102,9 +102,17 @@ pub enum Error {
         /// The partition.
         partition: usize,
     },
-    /// A setting read from the environment is malformed.
+    /// A setting (read from the environment, or an engine option) is malformed.
     #[error("{0}")]
     Config(String),
+    /// The prover panicked on a partition (a bug, reported instead of taking the engine down).
+    #[error("partition {partition}: the prover panicked: {message}")]
+    ProverPanicked {
+        /// The partition.
+        partition: usize,
+        /// The panic's message.
+        message: String,
+    },
     /// The number of public inputs does not match the verifying key.
     #[error("{got} public inputs given, but the verifying key expects {expected}")]
     InputCount {

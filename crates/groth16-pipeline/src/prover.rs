@@ -1,6 +1,7 @@
 //! Proving one assignment: H on the CPU or the GPU, the MSMs on the CPU or against device-resident parameters.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -193,6 +194,35 @@ pub fn gpu_working_bytes(domain: usize) -> u64 {
     domain as u64 * 32 * 8 + (4 << 30)
 }
 
+/// Prover lanes (see `EngineOptions::gpus`) the calling thread's GPU can run at once for `params`, at most `max`:
+/// the parameters resident once (lanes of a device share them) plus one proof's working memory
+/// ([`gpu_working_bytes`]) per lane, within the device's free memory and `CUZK_GPU_MEMORY_GIB`. 1 when the
+/// parameters would not be resident (or `CUZK_GPU_PARAMS` forces streaming). Two lanes on one H200 proved 2^27
+/// partitions at 1,414.7 ms each against 1,597.8 ms with one (one lane's host work and small MSMs overlap the other's
+/// kernels), with 119 GiB of the card in use.
+///
+/// # Errors
+/// [`Error::Ntt`] without a GPU; [`Error::Config`] for a bad `CUZK_GPU_*` value.
+pub fn lanes_that_fit(params: &Parameters, max: usize) -> Result<usize> {
+    if matches!(placement_from_env()?, Some(Placement::Streamed { .. })) {
+        return Ok(1);
+    }
+    let (free, total) = ntt_cuda::gpu::mem_info()?;
+    let cap = parse_memory_limit(std::env::var("CUZK_GPU_MEMORY_GIB").ok().as_deref())?;
+    Ok(lanes_within(
+        usable_free(free, total, cap),
+        resident_bytes(params),
+        gpu_working_bytes(params.domain_size()),
+        max,
+    ))
+}
+
+/// [`lanes_that_fit`] of the numbers: lanes of `working` bytes each beside `resident` bytes in `usable`, 1 to `max`.
+fn lanes_within(usable: u64, resident: u64, working: u64, max: usize) -> usize {
+    let room = usable.saturating_sub(resident) / working.max(1);
+    (room as usize).clamp(1, max.max(1))
+}
+
 /// Points per streamed chunk when `budget` device bytes are free beyond a proof's working memory: the two chunk
 /// buffers of G1 points take a quarter of it (G2's, twice the bytes a point, half), between 2^16 and 2^26 points.
 pub fn streamed_chunk_points(budget: u64) -> usize {
@@ -369,15 +399,25 @@ impl GpuParams {
         self.placement
     }
 
-    /// The process-wide resident copy of `params`: uploaded on first use, kept for later proofs with the same
-    /// parameters, replaced (the old copy freed first) when another set comes.
+    /// The calling thread's device's copy of `params` (see [`ntt_cuda::gpu::set_device`]): uploaded on first use,
+    /// kept for later proofs with the same parameters, replaced (the old copy freed first) when another set comes.
+    /// Each device holds its own copy; devices upload theirs at the same time.
     ///
     /// # Errors
     /// As [`GpuParams::upload`].
     pub fn shared(params: &Parameters) -> Result<Arc<GpuParams>> {
-        static CACHE: Mutex<Option<Arc<GpuParams>>> = Mutex::new(None);
+        type Slot = Arc<Mutex<Option<Arc<GpuParams>>>>;
+        static CACHE: Mutex<BTreeMap<u32, Slot>> = Mutex::new(BTreeMap::new());
+        let device = ntt_cuda::gpu::current_device()?;
+        let slot = Arc::clone(
+            CACHE
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(device)
+                .or_default(),
+        );
         let key = params_key(params);
-        let mut slot = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = slot.as_ref().filter(|p| p.key == key) {
             return Ok(Arc::clone(p));
         }
@@ -1351,6 +1391,21 @@ pub(crate) fn prove_checked(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lanes_fit_beside_the_resident_parameters() {
+        const GIB: u64 = 1 << 30;
+        // The H200 at 2^27: 139 GiB free, 44 GiB of parameters, 36 GiB a proof: two lanes (three would need 152).
+        let working = gpu_working_bytes(1 << 27);
+        assert_eq!(working, 36 * GIB);
+        assert_eq!(lanes_within(139 * GIB, 44 * GIB, working, 2), 2);
+        assert_eq!(lanes_within(139 * GIB, 44 * GIB, working, 8), 2);
+        assert_eq!(lanes_within(116 * GIB, 44 * GIB, working, 8), 2);
+        assert_eq!(lanes_within(116 * GIB - 1, 44 * GIB, working, 8), 1);
+        // Too small for even one: still one lane (the placement then streams).
+        assert_eq!(lanes_within(24 * GIB, 44 * GIB, working, 2), 1);
+        assert_eq!(lanes_within(1000 * GIB, 0, 1, 0), 1);
+    }
 
     #[test]
     fn placement_settings_parse_and_bad_ones_are_named() {

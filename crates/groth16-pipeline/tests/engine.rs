@@ -252,3 +252,72 @@ fn partitions_that_leave_a_b_c_to_the_prover_verify() {
     let err = groth16_pipeline::prove(&params, vec![deferred], &mut rng).unwrap_err();
     assert!(matches!(err, Error::ProductsDeferred), "{err}");
 }
+
+/// Two prover lanes (with every stage on the CPU, `gpus` only counts them) fed from one queue: every partition is
+/// proved once and verifies, outcomes come back in partition order, the in-flight bound holds across both lanes,
+/// and a lane's failed or corrupted partition is handled in that lane as with one.
+#[test]
+fn two_lanes_share_the_queue_within_the_in_flight_bound() {
+    let mut rng = fresh_rng("two_lanes_share_the_queue_within_the_in_flight_bound");
+    let circuit = RandomCircuit::new(2, 30, 400, &mut rng);
+    let params = Arc::new(srs_loader::setup(circuit.without_values(), &mut rng).unwrap());
+    let pvk = prepare_verifying_key(&params.vk);
+    for (max_in_flight, workers) in [(2, 1), (4, 3)] {
+        let engine = Engine::new(
+            Arc::clone(&params),
+            EngineOptions {
+                gpus: vec![0, 1],
+                corrupt_partition: Some(3),
+                device_error_partition: Some(5),
+                ..cpu_options(max_in_flight, workers)
+            },
+        )
+        .unwrap();
+        assert_eq!(engine.options().gpus, vec![0, 1]);
+        let alive = AtomicUsize::new(0);
+        let peak = AtomicUsize::new(0);
+        let synthesized = AtomicUsize::new(0);
+        let mut heard = Vec::new();
+        let (outcomes, summary) = engine.prove_partitions(
+            9,
+            |_| {
+                synthesized.fetch_add(1, Ordering::SeqCst);
+                let now = alive.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(now, Ordering::SeqCst);
+                synthesize(circuit.clone(), &SynthesisOptions::default())
+            },
+            &mut rng,
+            |o| {
+                // The CPU re-prove of partition 3 synthesizes it again within its slot.
+                let again = usize::from(o.report.reproved_on_cpu);
+                alive.fetch_sub(1 + again, Ordering::SeqCst);
+                heard.push(o.report.partition);
+            },
+        );
+        let peak = peak.load(Ordering::SeqCst);
+        assert!(
+            peak <= max_in_flight + 1,
+            "{peak} alive with a bound of {max_in_flight} (one more for a re-prove's synthesis)"
+        );
+        assert_eq!(summary.lanes, 2);
+        assert_eq!(summary.max_in_flight, max_in_flight);
+        assert!(summary.busy_fraction() > 0.0 && summary.busy_fraction() <= 1.0);
+        // Each partition heard of once; partition 3 synthesized twice.
+        heard.sort();
+        assert_eq!(heard, (0..9).collect::<Vec<_>>());
+        assert_eq!(synthesized.load(Ordering::SeqCst), 10);
+        assert_eq!(summary.proofs, 8);
+        for (i, o) in outcomes.iter().enumerate() {
+            assert_eq!(o.report.partition, i);
+            assert_eq!(o.report.gpu, None, "no GPU stage, so no GPU named");
+            if i == 5 {
+                let err = o.proof.as_ref().unwrap_err();
+                assert!(err.is_device_error(), "{err}");
+                continue;
+            }
+            assert_eq!(o.report.reproved_on_cpu, i == 3, "partition {i}");
+            let proof = o.proof.as_ref().unwrap();
+            assert!(verify_proof(&pvk, proof, &circuit.public_inputs()).unwrap());
+        }
+    }
+}

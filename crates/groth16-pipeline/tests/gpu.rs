@@ -239,3 +239,76 @@ fn gpu_engine_computes_a_b_c_from_the_witness_on_the_device() {
         }
     }
 }
+
+/// A lane per GPU (two on device 0 when the machine has one GPU, so two provers share it): every lane holds the
+/// parameters and the shape's matrices on its device, partitions from one queue verify whichever lane proved them,
+/// each report names a listed GPU, and the calling thread's device is left as it was. A GPU the process does not
+/// see is a named error.
+#[test]
+fn gpu_engine_runs_a_lane_per_gpu() {
+    if !gpu_or_skip("gpu_engine_runs_a_lane_per_gpu", ntt_cuda::gpu::device()) {
+        return;
+    }
+    let count = ntt_cuda::gpu::device_count().unwrap();
+    let gpus: Vec<u32> = if count == 1 {
+        vec![0, 0]
+    } else {
+        (0..count).collect()
+    };
+    let mut rng = fresh_rng("gpu_engine_runs_a_lane_per_gpu");
+    let circuits: Vec<Sha256Circuit> = (0..6).map(|_| Sha256Circuit::random(3, &mut rng)).collect();
+    let params = std::sync::Arc::new(srs_loader::setup(Sha256Circuit::blank(3), &mut rng).unwrap());
+    let shape =
+        std::sync::Arc::new(r1cs_synth::CompiledShape::compile(Sha256Circuit::blank(3)).unwrap());
+    let pvk = prepare_verifying_key(&params.vk);
+    let opts = |gpus: Vec<u32>| groth16_pipeline::EngineOptions {
+        prover: ProverOptions {
+            h_backend: Backend::Gpu,
+            msm_backend: Backend::Gpu,
+        },
+        synthesis_workers: 2,
+        max_in_flight: 2 + gpus.len(),
+        gpus,
+        ..Default::default()
+    };
+    let err = groth16_pipeline::Engine::new(std::sync::Arc::clone(&params), opts(vec![count]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&format!("GPU {count} requested")), "{err}");
+    let engine = groth16_pipeline::Engine::new(std::sync::Arc::clone(&params), opts(gpus.clone()))
+        .unwrap()
+        .with_shape(std::sync::Arc::clone(&shape))
+        .unwrap();
+    assert_eq!(ntt_cuda::gpu::current_device().unwrap(), 0);
+    let placed: Vec<u32> = engine.gpu_placements().iter().map(|(d, _)| *d).collect();
+    assert_eq!(placed, gpus);
+    assert!(engine.gpu_placements().iter().all(|(_, p)| p.is_some()));
+    let (outcomes, summary) = engine.prove_partitions_reusing(
+        circuits.len(),
+        |i, spare| shape.witness_assignment(circuits[i].clone(), spare),
+        &mut rng,
+        |_| {},
+    );
+    assert_eq!(summary.proofs, circuits.len());
+    assert_eq!(summary.lanes, gpus.len());
+    for (i, o) in outcomes.iter().enumerate() {
+        let proof = o.proof.as_ref().unwrap();
+        assert!(verify_proof(&pvk, proof, &circuits[i].public_inputs().unwrap()).unwrap());
+        assert!(!o.report.reproved_on_cpu, "partition {i}");
+        let gpu = o.report.gpu.expect("a GPU lane names its device");
+        assert!(gpus.contains(&gpu), "partition {i} on GPU {gpu}");
+        assert_eq!(o.report.timings.msm_backend, "gpu", "partition {i}");
+        assert!(o.report.timings.products > std::time::Duration::ZERO);
+    }
+    let used: std::collections::BTreeSet<u32> =
+        outcomes.iter().filter_map(|o| o.report.gpu).collect();
+    eprintln!(
+        "lanes {gpus:?}: partitions per GPU {:?}",
+        used.iter()
+            .map(|d| (
+                d,
+                outcomes.iter().filter(|o| o.report.gpu == Some(*d)).count()
+            ))
+            .collect::<Vec<_>>()
+    );
+}
