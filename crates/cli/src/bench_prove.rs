@@ -120,16 +120,8 @@ pub struct ProveArgs {
     /// Where a, b and c are computed with the compiled path: in synthesis, or by the prover from the witness.
     #[arg(long, value_enum, default_value = "auto")]
     abc: crate::AbcAt,
-    /// GPUs to prove on: `all` (every GPU the process sees, after CUDA_VISIBLE_DEVICES) or ordinals such as `0,1`.
-    /// Each GPU gets a lane of its own (a prover, a witness stager, the parameters on the device), all fed from one
-    /// queue of synthesized partitions.
-    #[arg(long, env = "CUZK_GPUS", default_value = "all")]
-    gpus: crate::engine_defaults::GpuSelection,
-    /// Prover lanes on each GPU: `auto` (default: two where the GPU's memory holds the parameters and two proofs'
-    /// working memory, as the H200 does at 2^27; else one) or a count. Two lanes overlap one proof's host work and
-    /// small MSMs with the other's kernels: on the H200, 11.5 % more 2^27 partitions per hour than one.
-    #[arg(long, env = "CUZK_LANES_PER_GPU", default_value = "auto")]
-    lanes_per_gpu: crate::engine_defaults::LanesPerGpu,
+    #[command(flatten)]
+    lanes: crate::engine_defaults::LaneArgs,
     /// Most partitions alive at once (synthesizing, queued or proving); overrides --memory-budget-gib.
     #[arg(long)]
     max_in_flight: Option<usize>,
@@ -388,8 +380,7 @@ pub fn run(a: ProveArgs) -> Result<()> {
         .synthesis_workers
         .unwrap_or_else(crate::engine_defaults::synthesis_workers);
     let on_gpu = prover.any_on_gpu(params.domain_size());
-    let gpus =
-        crate::engine_defaults::lanes(a.gpus.resolve(on_gpu), a.lanes_per_gpu, &params, on_gpu);
+    let gpus = a.lanes.lanes(&params, on_gpu);
     let max_in_flight = match (a.max_in_flight, a.memory_budget_gib) {
         (Some(n), _) => n.max(1),
         (None, Some(gib)) => {
@@ -428,10 +419,11 @@ pub fn run(a: ProveArgs) -> Result<()> {
     let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
     report.count("synthesis workers", workers);
     report.count("max in flight", max_in_flight);
-    if max_in_flight <= workers && engine.options().gpus.len() == 1 {
+    let lanes = engine.options().gpus.len();
+    if max_in_flight < workers + lanes {
         report.text(
             "note",
-            format!("{max_in_flight} in flight for {workers} workers: a partition being proved holds a slot, so at most {} synthesize meanwhile", max_in_flight - 1),
+            format!("{max_in_flight} in flight for {workers} workers and {lanes} prover lane(s): a partition being proved holds a slot, so at most {} synthesize while every lane proves", max_in_flight.saturating_sub(lanes)),
         );
     }
     // The compiled shape stays resident for the whole run (0 on the direct path).

@@ -124,16 +124,8 @@ pub struct EngineArgs {
     /// loaded). Bounds the default --max-in-flight.
     #[arg(long)]
     memory_budget_gib: Option<f64>,
-    /// GPUs to prove on: `all` (every GPU the process sees, after CUDA_VISIBLE_DEVICES) or ordinals such as `0,1`.
-    /// Each GPU gets a lane of its own (a prover, a witness stager, the parameters on the device), all fed from one
-    /// queue of synthesized partitions; the default in-flight count adds one partition per lane.
-    #[arg(long, env = "CUZK_GPUS", default_value = "all")]
-    gpus: crate::engine_defaults::GpuSelection,
-    /// Prover lanes on each GPU: `auto` (default: two where the GPU's memory holds the parameters and two proofs'
-    /// working memory, as the H200 does at 2^27; else one) or a count. Two lanes overlap one proof's host work and
-    /// small MSMs with the other's kernels: on the H200, 11.5 % more 2^27 partitions per hour than one.
-    #[arg(long, env = "CUZK_LANES_PER_GPU", default_value = "auto")]
-    lanes_per_gpu: crate::engine_defaults::LanesPerGpu,
+    #[command(flatten)]
+    lanes: crate::engine_defaults::LaneArgs,
 }
 
 #[derive(Args, Debug)]
@@ -349,12 +341,7 @@ impl EngineArgs {
             .or_else(crate::engine_defaults::memory_budget);
         let per_partition = Engine::partition_bytes(params, abc_by_prover);
         let on_gpu = self.prover().any_on_gpu(params.domain_size());
-        let gpus = crate::engine_defaults::lanes(
-            self.gpus.resolve(on_gpu),
-            self.lanes_per_gpu,
-            params,
-            on_gpu,
-        );
+        let gpus = self.lanes.lanes(params, on_gpu);
         let max_in_flight = match self.max_in_flight {
             Some(m) => m as usize,
             None => crate::engine_defaults::max_in_flight(

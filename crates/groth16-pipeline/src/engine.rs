@@ -423,13 +423,8 @@ impl Engine {
         self.lanes[0].products.as_ref()
     }
 
-    /// Where the parameters sit for GPU MSMs (resident, or streamed in chunks), when the MSMs run on the GPU: the
-    /// first lane's placement (each GPU chooses its own from its free memory; [`Engine::gpu_placements`] has all).
-    pub fn gpu_placement(&self) -> Option<crate::Placement> {
-        self.lanes[0].gpu.as_deref().map(GpuParams::placement)
-    }
-
-    /// Each lane's GPU and its parameters' placement, for the lanes with a stage on the GPU.
+    /// Each lane's GPU and where its parameters sit for GPU MSMs (resident, or streamed in chunks; each GPU chooses
+    /// from its own free memory), for the lanes with a stage on the GPU.
     pub fn gpu_placements(&self) -> Vec<(u32, Option<crate::Placement>)> {
         self.lanes
             .iter()
@@ -632,8 +627,12 @@ impl Engine {
                 let (synth_one, spares) = (&synth_one, &spares);
                 scope.spawn(move || {
                     let on_device = lane.enter();
+                    // The warm-up only logs its failures; a panic there must not take the lane down either.
                     if on_device.is_ok() {
-                        crate::prover::warm_up(&self.params, &self.opts.prover);
+                        let warm = || crate::prover::warm_up(&self.params, &self.opts.prover);
+                        if let Err(panic) = catch_unwind(AssertUnwindSafe(warm)) {
+                            tracing::warn!("warm-up panicked: {}", panic_message(&*panic));
+                        }
                     }
                     for (ticket, staged) in staged_rx.iter() {
                         let outcome = self.prove_ticket(

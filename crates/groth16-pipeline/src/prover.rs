@@ -207,10 +207,8 @@ pub fn lanes_that_fit(params: &Parameters, max: usize) -> Result<usize> {
     if matches!(placement_from_env()?, Some(Placement::Streamed { .. })) {
         return Ok(1);
     }
-    let (free, total) = ntt_cuda::gpu::mem_info()?;
-    let cap = parse_memory_limit(std::env::var("CUZK_GPU_MEMORY_GIB").ok().as_deref())?;
     Ok(lanes_within(
-        usable_free(free, total, cap),
+        usable_device_bytes()?,
         resident_bytes(params),
         gpu_working_bytes(params.domain_size()),
         max,
@@ -267,6 +265,16 @@ fn usable_free(free: u64, total: u64, cap: Option<u64>) -> u64 {
             cap.saturating_sub(used).min(free)
         }
     }
+}
+
+/// Device bytes the calling thread's GPU may still take: its free memory, within `CUZK_GPU_MEMORY_GIB`.
+///
+/// # Errors
+/// [`Error::Ntt`] without a GPU; [`Error::Config`] for a bad cap.
+fn usable_device_bytes() -> Result<u64> {
+    let (free, total) = ntt_cuda::gpu::mem_info()?;
+    let cap = parse_memory_limit(std::env::var("CUZK_GPU_MEMORY_GIB").ok().as_deref())?;
+    Ok(usable_free(free, total, cap))
 }
 
 /// [`placement_from_env`] of the two variables' values.
@@ -336,9 +344,7 @@ impl GpuParams {
         let placement = match placement_from_env()? {
             Some(p) => p,
             None => {
-                let (free, total) = ntt_cuda::gpu::mem_info()?;
-                let cap = parse_memory_limit(std::env::var("CUZK_GPU_MEMORY_GIB").ok().as_deref())?;
-                let free = usable_free(free, total, cap);
+                let free = usable_device_bytes()?;
                 let need = resident_bytes(params) + gpu_working_bytes(params.domain_size());
                 if need <= free {
                     Placement::Resident

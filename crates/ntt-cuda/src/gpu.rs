@@ -114,18 +114,6 @@ mod imp {
         Ok(d.max(0) as u32)
     }
 
-    /// The name of device `ordinal`.
-    pub fn device_name(ordinal: u32) -> Result<String> {
-        device()?;
-        let mut name = [0 as std::ffi::c_char; 256];
-        // SAFETY: the buffer and its length match; an unknown ordinal is an error from the runtime.
-        check(unsafe { ffi::cuzk_device_name(ordinal as i32, name.as_mut_ptr(), name.len()) })?;
-        // SAFETY: NUL-terminated by snprintf.
-        Ok(unsafe { CStr::from_ptr(name.as_ptr()) }
-            .to_string_lossy()
-            .into_owned())
-    }
-
     /// Free and total bytes of the device's memory.
     pub fn mem_info() -> Result<(u64, u64)> {
         device()?;
@@ -904,10 +892,6 @@ mod imp {
         none()
     }
 
-    pub fn device_name(_ordinal: u32) -> Result<String> {
-        none()
-    }
-
     #[derive(Debug)]
     pub struct Stream(());
 
@@ -1237,14 +1221,6 @@ pub fn set_device(ordinal: u32) -> Result<()> {
 /// [`Error::NoDevice`] or a CUDA error.
 pub fn current_device() -> Result<u32> {
     imp::current_device()
-}
-
-/// GPU `ordinal`'s name, compute capability, SM count and memory.
-///
-/// # Errors
-/// [`Error::NoDevice`] or a CUDA error (an ordinal the process does not see).
-pub fn device_name(ordinal: u32) -> Result<String> {
-    imp::device_name(ordinal)
 }
 
 /// Runs `f` with `ordinal` as the calling thread's device, then restores the thread's device, whatever `f`
