@@ -199,7 +199,7 @@ pub fn gpu_working_bytes(domain: usize) -> u64 {
 /// ([`gpu_working_bytes`]) per lane, within the device's free memory and `CUZK_GPU_MEMORY_GIB`. 1 when the
 /// parameters would not be resident (or `CUZK_GPU_PARAMS` forces streaming). Two lanes on one H200 proved 2^27
 /// partitions at 1,414.7 ms each against 1,597.8 ms with one (one lane's host work and small MSMs overlap the other's
-/// kernels), with 119 GiB of the card in use.
+/// kernels), with 125–131 GiB of the card in use.
 ///
 /// # Errors
 /// [`Error::Ntt`] without a GPU; [`Error::Config`] for a bad `CUZK_GPU_*` value.
