@@ -283,7 +283,11 @@ impl Drop for Lane {
     fn drop(&mut self) {
         if let Some(d) = self.device {
             let (products, gpu) = (self.products.take(), self.gpu.take());
-            let _ = ntt_cuda::gpu::on_device(d, move || drop((products, gpu)));
+            let _ = ntt_cuda::gpu::on_device(d, move || {
+                drop((products, gpu));
+                // The pool's unused memory back to the device: the engine is done with it.
+                let _ = ntt_cuda::gpu::trim_pool();
+            });
         }
     }
 }

@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "curve.cuh"
+#include "device_mem.cuh"
 #include "fr.cuh"
 #include "msm.h"
 #include "status.cuh"
@@ -589,7 +590,7 @@ cuzk_status ensure(void** p, size_t* cap, size_t bytes, const char* what) {
     if (*p) cudaFree(*p);
     *p = nullptr;
     *cap = 0;
-    cudaError_t e = cudaMalloc(p, std::max<size_t>(bytes, 1));
+    cudaError_t e = malloc_or_trim(p, std::max<size_t>(bytes, 1));
     if (e != cudaSuccess) {
         cudaGetLastError();  // clear the sticky allocation error
         char msg[200];
@@ -711,7 +712,7 @@ size_t usable_free(size_t free_b, size_t total_b) {
 // MSM takes about 19 GB: its pairs' sums twice, 96 bytes each, and the inversion tree, 110 bytes a pair).
 size_t batch_affine_budget(size_t held) {
     size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+    if (cuzk::mem_get_info(&free_b, &total_b) != cudaSuccess) {
         cudaGetLastError();
         return 0;
     }
@@ -1345,8 +1346,10 @@ cuzk_status cuzk_msm_gather_selected(const void* src, size_t n, const uint64_t* 
     size_t n_words = (n + 63) / 64;
     uint64_t* d_words = nullptr;
     uint32_t* d_offsets = nullptr;
-    cudaError_t e = cudaMalloc(&d_words, n_words * sizeof(uint64_t));
-    if (e == cudaSuccess) e = cudaMalloc(&d_offsets, n_words * sizeof(uint32_t));
+    // The selection's words from the device's pool, on the legacy stream (which our streams, all non-blocking, do not
+    // wait for): cudaFree would wait for every stream's work, another prover lane's among them.
+    cudaError_t e = cudaMallocAsync((void**)&d_words, n_words * sizeof(uint64_t), 0);
+    if (e == cudaSuccess) e = cudaMallocAsync((void**)&d_offsets, n_words * sizeof(uint32_t), 0);
     if (e == cudaSuccess) e = cudaMemcpy(d_words, words, n_words * sizeof(uint64_t), cudaMemcpyHostToDevice);
     if (e == cudaSuccess) e = cudaMemcpy(d_offsets, offsets, n_words * sizeof(uint32_t), cudaMemcpyHostToDevice);
     if (e == cudaSuccess) {
@@ -1355,9 +1358,10 @@ cuzk_status cuzk_msm_gather_selected(const void* src, size_t n, const uint64_t* 
             (const fr_t*)src, n, d_words, d_offsets, (fr_t*)out);
         e = cudaGetLastError();
     }
-    if (e == cudaSuccess) e = cudaStreamSynchronize(0);
-    if (d_words) cudaFree(d_words);
-    if (d_offsets) cudaFree(d_offsets);
+    if (d_words) cudaFreeAsync(d_words, 0);
+    if (d_offsets) cudaFreeAsync(d_offsets, 0);
+    cudaError_t e2 = cudaStreamSynchronize(0);
+    if (e == cudaSuccess) e = e2;
     return e == cudaSuccess ? status_ok() : status_from(e, "gather_selected_kernel");
 }
 

@@ -6,9 +6,14 @@
 // Twiddles w^i (i < n/2) for both directions are computed once per domain and stay on the device.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "device_mem.cuh"
 #include "fr.cuh"
 #include "ntt.h"
 #include "status.cuh"
@@ -645,6 +650,66 @@ __global__ void spmv_kernel(const uint32_t* __restrict__ row_ptr, const uint32_t
 
 }  // namespace
 
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Device buffers (cuzk_malloc, cuzk_free) come from the device's default memory pool, allocated and freed in order on
+// one stream per device, the pool keeping its memory mapped (see device_mem.cuh for why: cudaFree waits for every
+// stream's queued work). A freed buffer is reused at once by the next allocation, of any stream: callers free only
+// buffers with no work pending on them (every user synchronises its streams first, as before, when cudaFree did
+// it for them). CUZK_DEVICE_POOL=off (read once) keeps cudaMalloc and cudaFree: an A/B switch, and the way back.
+
+struct PoolRegistry {
+    std::mutex m;
+    std::map<int, cudaStream_t> streams;       // per device; nullptr where the device has no pool
+    std::unordered_map<void*, int> live;       // pool allocations not yet freed, and their devices
+};
+
+PoolRegistry& pool_registry() {
+    static PoolRegistry* r = new PoolRegistry();  // never destroyed: frees may run during the process's exit
+    return *r;
+}
+
+bool pool_enabled() {
+    static const bool on = [] {
+        const char* v = getenv("CUZK_DEVICE_POOL");
+        return !(v && !strcmp(v, "off"));
+    }();
+    return on;
+}
+
+// The allocation stream of `device`, set up on first use (the pool told to keep its memory); false where the pool is
+// switched off or the device has none.
+bool pool_stream(int device, cudaStream_t* out) {
+    if (!pool_enabled()) return false;
+    PoolRegistry& r = pool_registry();
+    std::lock_guard<std::mutex> lock(r.m);
+    auto it = r.streams.find(device);
+    if (it != r.streams.end()) {
+        *out = it->second;
+        return it->second != nullptr;
+    }
+    cudaStream_t s = nullptr;
+    int current = 0, supported = 0;
+    if (cudaGetDevice(&current) == cudaSuccess &&
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess && supported) {
+        cudaMemPool_t pool = nullptr;
+        uint64_t keep = UINT64_MAX;
+        if (current != device) cudaSetDevice(device);
+        if (cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess ||
+            cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess ||
+            cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
+            s = nullptr;
+        if (current != device) cudaSetDevice(current);
+    }
+    cudaGetLastError();
+    r.streams[device] = s;
+    *out = s;
+    return s != nullptr;
+}
+
+}  // namespace
+
 extern "C" {
 
 cuzk_status cuzk_device_count(int* count) {
@@ -676,17 +741,61 @@ cuzk_status cuzk_get_device(int* device) {
 }
 
 cuzk_status cuzk_mem_get_info(size_t* free_bytes, size_t* total_bytes) {
-    CUZK_TRY(cudaMemGetInfo(free_bytes, total_bytes));
+    CUZK_TRY(cuzk::mem_get_info(free_bytes, total_bytes));
     return status_ok();
 }
 
 cuzk_status cuzk_malloc(void** ptr, size_t bytes) {
-    CUZK_TRY(cudaMalloc(ptr, bytes));
+    cudaStream_t s = nullptr;
+    int device = 0;
+    CUZK_TRY(cudaGetDevice(&device));
+    if (!pool_stream(device, &s)) {
+        CUZK_TRY(malloc_or_trim(ptr, bytes));
+        return status_ok();
+    }
+    cudaError_t e = cudaMallocAsync(ptr, bytes, s);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        pool_trim();
+        e = cudaMallocAsync(ptr, bytes, s);
+    }
+    // Ready for every stream once the allocation stream has passed it.
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) return status_from(e, "allocating device memory from the pool");
+    std::lock_guard<std::mutex> lock(pool_registry().m);
+    pool_registry().live[*ptr] = device;
     return status_ok();
 }
 
 cuzk_status cuzk_free(void* ptr) {
-    CUZK_TRY(cudaFree(ptr));
+    if (!ptr) return status_ok();
+    int device = -1;
+    {
+        std::lock_guard<std::mutex> lock(pool_registry().m);
+        auto it = pool_registry().live.find(ptr);
+        if (it != pool_registry().live.end()) {
+            device = it->second;
+            pool_registry().live.erase(it);
+        }
+    }
+    if (device < 0) {
+        CUZK_TRY(cudaFree(ptr));
+        return status_ok();
+    }
+    // The pool's stream of the allocation's device, made current for the call.
+    int current = 0;
+    CUZK_TRY(cudaGetDevice(&current));
+    cudaStream_t s = nullptr;
+    pool_stream(device, &s);
+    if (current != device) CUZK_TRY(cudaSetDevice(device));
+    cudaError_t e = cudaFreeAsync(ptr, s);
+    if (current != device) cudaSetDevice(current);
+    if (e != cudaSuccess) return status_from(e, "returning device memory to the pool");
+    return status_ok();
+}
+
+cuzk_status cuzk_device_pool_trim(void) {
+    pool_trim();
     return status_ok();
 }
 
@@ -749,9 +858,9 @@ cuzk_status cuzk_ntt_domain_create(uint32_t log_n, const void* omega, const void
     d->n_inv = *(const fr_t*)n_inv;
     uint64_t half = std::max<uint64_t>(1, (1ull << log_n) / 2);
     fr_t* scratch = nullptr;
-    cudaError_t e = cudaMalloc(&d->tw_fwd, half * sizeof(fr_t));
-    if (e == cudaSuccess) e = cudaMalloc(&d->tw_inv, half * sizeof(fr_t));
-    if (e == cudaSuccess) e = cudaMalloc(&scratch, 2 * sizeof(fr_t));
+    cudaError_t e = malloc_or_trim((void**)&d->tw_fwd, half * sizeof(fr_t));
+    if (e == cudaSuccess) e = malloc_or_trim((void**)&d->tw_inv, half * sizeof(fr_t));
+    if (e == cudaSuccess) e = malloc_or_trim((void**)&scratch, 2 * sizeof(fr_t));
     if (e == cudaSuccess) e = cudaMemcpy(scratch, omega, sizeof(fr_t), cudaMemcpyHostToDevice);
     if (e == cudaSuccess) e = cudaMemcpy(scratch + 1, omega_inv, sizeof(fr_t), cudaMemcpyHostToDevice);
     cuzk_status s = e == cudaSuccess ? status_ok() : status_from(e, "allocating NTT twiddles");

@@ -123,6 +123,12 @@ mod imp {
         Ok((free as u64, total as u64))
     }
 
+    pub fn trim_pool() -> Result<()> {
+        device()?;
+        // SAFETY: no arguments; releases only memory no allocation holds.
+        check(unsafe { ffi::cuzk_device_pool_trim() })
+    }
+
     /// A CUDA stream, destroyed on drop.
     #[derive(Debug)]
     pub struct Stream(*mut c_void);
@@ -246,7 +252,8 @@ mod imp {
 
     impl Drop for DeviceScalars {
         fn drop(&mut self) {
-            // SAFETY: allocated by cuzk_malloc, freed once. cudaFree waits for pending work on the buffer.
+            // SAFETY: allocated by cuzk_malloc, freed once, back to the device's pool for the next buffer at once:
+            // every user synchronises the streams it queued work on before the buffer can drop.
             let _ = unsafe { ffi::cuzk_free(self.ptr) };
         }
     }
@@ -880,6 +887,10 @@ mod imp {
         none()
     }
 
+    pub fn trim_pool() -> Result<()> {
+        none()
+    }
+
     pub fn device_count() -> Result<u32> {
         none()
     }
@@ -1190,12 +1201,24 @@ pub fn pinned_bytes() -> u64 {
     PINNED_BYTES.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Free and total bytes of the calling thread's GPU memory, or [`Error::NoDevice`].
+/// Free and total bytes of the calling thread's GPU memory, or [`Error::NoDevice`]. Free includes what the device's
+/// memory pool holds unused: [`DeviceScalars`] come from that pool, which keeps freed buffers mapped for the next ones
+/// (`cudaFree` would wait for every stream's queued work, another prover lane's among them); allocations outside the
+/// pool take it back when the card is full.
 ///
 /// # Errors
 /// [`Error::NoDevice`] or a CUDA error.
 pub fn mem_info() -> Result<(u64, u64)> {
     imp::mem_info()
+}
+
+/// Gives the calling thread's device's pool memory that no buffer holds back to the device: for a process that is
+/// done with the GPU for a while (an engine dropped) and leaves the card to others.
+///
+/// # Errors
+/// [`Error::NoDevice`] or a CUDA error.
+pub fn trim_pool() -> Result<()> {
+    imp::trim_pool()
 }
 
 /// How many GPUs this process sees (after `CUDA_VISIBLE_DEVICES`).

@@ -305,6 +305,61 @@ fn staged_uploads_land_every_chunk_in_place() {
 }
 
 #[test]
+fn pooled_buffers_come_back_zeroed_and_counted_free() {
+    if !gpu_or_skip(
+        "pooled_buffers_come_back_zeroed_and_counted_free",
+        gpu::device(),
+    ) {
+        return;
+    }
+    let mut rng = fresh_rng("pooled_buffers_come_back_zeroed_and_counted_free");
+    let stream = gpu::Stream::new().unwrap();
+    // 64 MiB buffers: a freed one stays in the device's pool, and the next of its size is served from it.
+    let len = 1usize << 21;
+    let (free_before, _) = gpu::mem_info().unwrap();
+    for round in 0..3 {
+        let host = random_vec(len, &mut rng);
+        let mut buf = gpu::DeviceScalars::zeroed(len, &stream).unwrap();
+        stream.synchronize().unwrap();
+        let back = buf.to_host(len, &stream).unwrap();
+        assert!(
+            back.iter().all(|x| bool::from(x.is_zero())),
+            "round {round}: a buffer from the pool was not zeroed"
+        );
+        buf.write_at(0, &host, &stream).unwrap();
+        assert!(
+            buf.to_host(len, &stream).unwrap() == host,
+            "round {round}: write"
+        );
+        // A second buffer alive at the same time must not share the first one's memory.
+        let other = gpu::DeviceScalars::from_host_padded(&host[..5], len, &stream).unwrap();
+        stream.synchronize().unwrap();
+        assert!(
+            other.device_ptr() != buf.device_ptr(),
+            "two live buffers share memory"
+        );
+        assert!(
+            buf.to_host(len, &stream).unwrap() == host,
+            "round {round}: the second buffer's zeroing reached the first"
+        );
+    }
+    // What the pool holds unused counts as free (give or take other processes and this one's caches), and trimming
+    // gives it back without changing that count by more than the same margin.
+    let (free_after, total) = gpu::mem_info().unwrap();
+    let slack = 512u64 << 20;
+    assert!(
+        free_after + slack >= free_before,
+        "free memory fell from {free_before} to {free_after} bytes of {total}: pooled memory not counted as free"
+    );
+    gpu::trim_pool().unwrap();
+    let (free_trimmed, _) = gpu::mem_info().unwrap();
+    assert!(
+        free_trimmed + slack >= free_after,
+        "trimming the pool lost memory: {free_after} -> {free_trimmed}"
+    );
+}
+
+#[test]
 fn h_polynomial_matches_cpu() {
     if !gpu_or_skip("h_polynomial_matches_cpu", gpu::device()) {
         return;
