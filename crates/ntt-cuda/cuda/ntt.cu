@@ -648,10 +648,6 @@ __global__ void spmv_kernel(const uint32_t* __restrict__ row_ptr, const uint32_t
     store(&out[r], acc);
 }
 
-}  // namespace
-
-namespace {
-
 // ---------------------------------------------------------------------------------------------------------------
 // Device buffers (cuzk_malloc, cuzk_free) come from the device's default memory pool, allocated and freed in order on
 // one stream per device, the pool keeping its memory mapped (see device_mem.cuh for why: cudaFree waits for every
