@@ -1,11 +1,43 @@
 // Error reporting across the C ABI: a small struct returned by value, never an abort.
 #pragma once
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>
 #include "cuzk_status.h"
 
 namespace cuzk {
+
+// Work queued before a failure may still be running when the caller, seeing the error, drops the buffers it used.
+// cudaFree would wait for it; a pooled buffer is reused at once (device_mem.cuh, ntt.cu's cuzk_free). So every error
+// status marks the calling thread's device "unsettled", and the next pooled free on that device first waits for all
+// of the device's queued work (once: the mark is taken). Successful paths never pay for it.
+constexpr int MAX_SETTLE_DEVICES = 64;
+
+inline std::atomic<uint32_t>* unsettled_devices() {
+    static std::atomic<uint32_t> marks[MAX_SETTLE_DEVICES];
+    return marks;
+}
+
+// Marks every device (a failure whose device is not known, or a host thread unwinding from a panic).
+inline void mark_all_unsettled() {
+    for (int d = 0; d < MAX_SETTLE_DEVICES; d++) unsettled_devices()[d].store(1);
+}
+
+// Marks the calling thread's device.
+inline void mark_unsettled() {
+    int d = -1;
+    if (cudaGetDevice(&d) != cudaSuccess || d < 0 || d >= MAX_SETTLE_DEVICES)
+        mark_all_unsettled();
+    else
+        unsettled_devices()[d].store(1);
+}
+
+// Whether `device` was marked since the last call, clearing the mark.
+inline bool take_unsettled(int device) {
+    return device >= 0 && device < MAX_SETTLE_DEVICES && unsettled_devices()[device].exchange(0) != 0;
+}
 
 inline cuzk_status status_ok() {
     cuzk_status s;
@@ -15,6 +47,7 @@ inline cuzk_status status_ok() {
 }
 
 inline cuzk_status status_from(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) mark_unsettled();
     cuzk_status s;
     s.code = (int)e;
     snprintf(s.message, sizeof(s.message), "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
@@ -22,6 +55,7 @@ inline cuzk_status status_from(cudaError_t e, const char* what) {
 }
 
 inline cuzk_status status_msg(int code, const char* msg) {
+    if (code != 0) mark_unsettled();
     cuzk_status s;
     s.code = code;
     snprintf(s.message, sizeof(s.message), "%s", msg);

@@ -653,7 +653,11 @@ __global__ void spmv_kernel(const uint32_t* __restrict__ row_ptr, const uint32_t
 // one stream per device, the pool keeping its memory mapped (see device_mem.cuh for why: cudaFree waits for every
 // stream's queued work). A freed buffer is reused at once by the next allocation, of any stream: callers free only
 // buffers with no work pending on them (every user synchronises its streams first, as before, when cudaFree did
-// it for them). CUZK_DEVICE_POOL=off (read once) keeps cudaMalloc and cudaFree: an A/B switch, and the way back.
+// it for them). After a failure (any error status, or a panic unwinding on the Rust side) that is not guaranteed,
+// so the next free on that device waits for the device's queued work first (status.cuh: take_unsettled).
+// CUZK_DEVICE_POOL=off (read once) keeps cudaMalloc and cudaFree: an A/B switch, and the way back.
+// CUZK_DEVICE_SETTLE=off skips the wait after failures: only for showing what it prevents (ntt-cuda's GPU test
+// a_failure_settles_queued_work_before_its_buffers_are_reused fails with it).
 
 struct PoolRegistry {
     std::mutex m;
@@ -664,6 +668,14 @@ struct PoolRegistry {
 PoolRegistry& pool_registry() {
     static PoolRegistry* r = new PoolRegistry();  // never destroyed: frees may run during the process's exit
     return *r;
+}
+
+bool settle_enabled() {
+    static const bool on = [] {
+        const char* v = getenv("CUZK_DEVICE_SETTLE");
+        return !(v && !strcmp(v, "off"));
+    }();
+    return on;
 }
 
 bool pool_enabled() {
@@ -784,9 +796,20 @@ cuzk_status cuzk_free(void* ptr) {
     cudaStream_t s = nullptr;
     pool_stream(device, &s);
     if (current != device) CUZK_TRY(cudaSetDevice(device));
+    if (take_unsettled(device) && settle_enabled()) {
+        // A failure may have left work queued on this buffer (see above): let the device drain first. Its own
+        // error, if any, was reported where it happened.
+        cudaDeviceSynchronize();
+        cudaGetLastError();
+    }
     cudaError_t e = cudaFreeAsync(ptr, s);
     if (current != device) cudaSetDevice(current);
     if (e != cudaSuccess) return status_from(e, "returning device memory to the pool");
+    return status_ok();
+}
+
+cuzk_status cuzk_mark_unsettled(void) {
+    mark_all_unsettled();
     return status_ok();
 }
 

@@ -21,9 +21,13 @@ cuzk_status cuzk_get_device(int* device);
 cuzk_status cuzk_mem_get_info(size_t* free_bytes, size_t* total_bytes);
 /* Device buffers come from the device's memory pool, which keeps freed memory for the next buffers (cudaFree would
  * wait for every stream's queued work); free only buffers with no work pending on them. The pool's unused memory
- * counts as free in cuzk_mem_get_info; cuzk_device_pool_trim gives it back to the device. */
+ * counts as free in cuzk_mem_get_info; cuzk_device_pool_trim gives it back to the device. After any call returns an
+ * error, the next cuzk_free on that device first waits for all the device's queued work (the failed call may have
+ * left some on the buffers its caller now frees); cuzk_mark_unsettled asks the same of every device, for a caller
+ * that abandons queued work for a reason of its own (a panic). */
 cuzk_status cuzk_malloc(void** ptr, size_t bytes);
 cuzk_status cuzk_free(void* ptr);
+cuzk_status cuzk_mark_unsettled(void);
 cuzk_status cuzk_device_pool_trim(void);
 /* Pinned host memory, portable: pinned for every device of the process. */
 cuzk_status cuzk_host_alloc_pinned(void** ptr, size_t bytes);

@@ -188,6 +188,19 @@ mod imp {
             Ok(buf)
         }
 
+        /// `len` scalars whose contents are left as the allocation found them (no zeroing pass).
+        ///
+        /// # Safety
+        /// The caller fills every scalar on the device before anything reads the buffer (device memory left unset
+        /// holds arbitrary bytes, which need not be canonical scalars).
+        pub unsafe fn uninit(len: usize) -> Result<Self> {
+            device()?;
+            let mut ptr = std::ptr::null_mut();
+            // SAFETY: out-parameter.
+            check(unsafe { ffi::cuzk_malloc(&mut ptr, len.max(1) * 32) })?;
+            Ok(DeviceScalars { ptr, len })
+        }
+
         /// Uploads `host` into the start of a zeroed buffer of `len >= host.len()` scalars (zero padding).
         pub fn from_host_padded(host: &[Scalar], len: usize, stream: &Stream) -> Result<Self> {
             assert!(len >= host.len(), "padded length below the data length");
@@ -250,10 +263,21 @@ mod imp {
         }
     }
 
+    /// Before a device buffer goes back to the pool: a thread unwinding from a panic may have left work queued on
+    /// it, so the free waits for the device's queued work first (as it does after any failed call; `ntt.h`).
+    fn settle_if_unwinding() {
+        if std::thread::panicking() {
+            // SAFETY: no arguments; only sets marks.
+            let _ = unsafe { ffi::cuzk_mark_unsettled() };
+        }
+    }
+
     impl Drop for DeviceScalars {
         fn drop(&mut self) {
+            settle_if_unwinding();
             // SAFETY: allocated by cuzk_malloc, freed once, back to the device's pool for the next buffer at once:
-            // every user synchronises the streams it queued work on before the buffer can drop.
+            // every user synchronises the streams it queued work on before the buffer can drop, except after a
+            // failure, where the free itself waits for the device first.
             let _ = unsafe { ffi::cuzk_free(self.ptr) };
         }
     }
@@ -326,6 +350,7 @@ mod imp {
 
     impl Drop for DeviceWords {
         fn drop(&mut self) {
+            settle_if_unwinding();
             // SAFETY: allocated by cuzk_malloc, freed once.
             let _ = unsafe { ffi::cuzk_free(self.ptr) };
         }
@@ -945,6 +970,11 @@ mod imp {
 
     impl DeviceScalars {
         pub fn zeroed(_len: usize, _stream: &Stream) -> Result<Self> {
+            none()
+        }
+        /// # Safety
+        /// As with CUDA: the caller fills the buffer before reading it.
+        pub unsafe fn uninit(_len: usize) -> Result<Self> {
             none()
         }
         pub fn from_host_padded(_host: &[Scalar], _len: usize, _stream: &Stream) -> Result<Self> {
