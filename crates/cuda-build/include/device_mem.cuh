@@ -1,4 +1,4 @@
-// Device memory shared by the kernel libraries: the calling thread's device's default memory pool, which the
+// Device memory shared by the kernel libraries: cuzk's own memory pool on the calling thread's device, which the
 // per-proof buffers come from (ntt.cu's cuzk_malloc), and what every other allocation does when the card is full.
 //
 // Why a pool: cudaFree waits for all the work queued on the device, every stream's. Measured on the H200
@@ -12,23 +12,64 @@
 #pragma once
 #include <cuda_runtime.h>
 #include <cstdint>
+#include <map>
+#include <mutex>
 
 namespace cuzk {
 
-// The calling thread's device's default pool, or nullptr where the device has none (cudaErrorNotSupported).
-inline cudaMemPool_t default_pool() {
-    int device = 0;
+// cuzk's own pool on `device` (cudaMemPoolCreate), made on first use with its release threshold at its maximum so
+// that freed memory stays mapped; nullptr where the device has no memory pools. Its own, not the device's default
+// pool: keeping freed memory is cuzk's choice, and other CUDA code in the process that allocates from the default
+// pool keeps the default behaviour (until 2026-12-03 cuzk set the default pool's threshold). One registry for the
+// whole process: this inline function's statics are shared by every library that includes the header.
+inline cudaMemPool_t own_pool(int device) {
+    static std::mutex m;
+    // Never destroyed: frees may run during the process's exit.
+    static std::map<int, cudaMemPool_t>* pools = new std::map<int, cudaMemPool_t>();
+    std::lock_guard<std::mutex> lock(m);
+    auto it = pools->find(device);
+    if (it != pools->end()) return it->second;
     cudaMemPool_t pool = nullptr;
-    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess) {
+    int supported = 0;
+    if (cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess && supported) {
+        cudaMemPoolProps props = {};
+        props.allocType = cudaMemAllocationTypePinned;
+        props.handleTypes = cudaMemHandleTypeNone;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = device;
+        uint64_t keep = UINT64_MAX;
+        if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) {
+            pool = nullptr;
+        } else if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess) {
+            cudaMemPoolDestroy(pool);
+            pool = nullptr;
+        }
+    }
+    cudaGetLastError();
+    (*pools)[device] = pool;
+    return pool;
+}
+
+// The calling thread's device's pool (own_pool), or nullptr.
+inline cudaMemPool_t current_pool() {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) {
         cudaGetLastError();
         return nullptr;
     }
-    return pool;
+    return own_pool(device);
+}
+
+// Stream-ordered scratch from the calling thread's device's pool (cudaMallocAsync where there is none); freed with
+// cudaFreeAsync, which returns it to whichever pool it came from.
+inline cudaError_t pool_malloc_async(void** p, size_t bytes, cudaStream_t stream) {
+    cudaMemPool_t pool = current_pool();
+    return pool ? cudaMallocFromPoolAsync(p, bytes, pool, stream) : cudaMallocAsync(p, bytes, stream);
 }
 
 // Bytes the pool holds mapped but unallocated: free for any new buffer once trimmed.
 inline size_t pool_idle_bytes() {
-    cudaMemPool_t pool = default_pool();
+    cudaMemPool_t pool = current_pool();
     if (!pool) return 0;
     uint64_t reserved = 0, used = 0;
     if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess ||
@@ -41,7 +82,7 @@ inline size_t pool_idle_bytes() {
 
 // Gives the pool's unused memory back to the device.
 inline void pool_trim() {
-    cudaMemPool_t pool = default_pool();
+    cudaMemPool_t pool = current_pool();
     if (pool && cudaMemPoolTrimTo(pool, 0) != cudaSuccess) cudaGetLastError();
 }
 

@@ -1107,7 +1107,7 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         // Convert to Jacobian into a small device buffer, then copy out.
         static_assert(sizeof(Jac) <= sizeof(Xyzz), "a Jacobian point fits where an XYZZ one was");
         Jac* jac = nullptr;
-        CUZK_TRY(cudaMallocAsync((void**)&jac, parts_needed * sizeof(Jac), st));
+        CUZK_TRY(cuzk::pool_malloc_async((void**)&jac, parts_needed * sizeof(Jac), st));
         size_t at = 0;
         if (result_parts) {
             uint32_t k = stats->windows * per_window;
@@ -1351,8 +1351,8 @@ cuzk_status cuzk_msm_gather_selected(const void* src, size_t n, const uint64_t* 
     uint32_t* d_offsets = nullptr;
     // The selection's words from the device's pool, on the legacy stream (which our streams, all non-blocking, do not
     // wait for): cudaFree would wait for every stream's work, another prover lane's among them.
-    cudaError_t e = cudaMallocAsync((void**)&d_words, n_words * sizeof(uint64_t), 0);
-    if (e == cudaSuccess) e = cudaMallocAsync((void**)&d_offsets, n_words * sizeof(uint32_t), 0);
+    cudaError_t e = cuzk::pool_malloc_async((void**)&d_words, n_words * sizeof(uint64_t), 0);
+    if (e == cudaSuccess) e = cuzk::pool_malloc_async((void**)&d_offsets, n_words * sizeof(uint32_t), 0);
     if (e == cudaSuccess) e = cudaMemcpy(d_words, words, n_words * sizeof(uint64_t), cudaMemcpyHostToDevice);
     if (e == cudaSuccess) e = cudaMemcpy(d_offsets, offsets, n_words * sizeof(uint32_t), cudaMemcpyHostToDevice);
     if (e == cudaSuccess) {

@@ -485,7 +485,7 @@ cuzk_status coset_tables(CosetTables& t, uint32_t log_n, const fr_t& g_host, boo
     uint64_t lo_n = 1ull << COSET_LO_BITS;
     uint64_t hi_n = std::max<uint64_t>(1, (1ull << log_n) >> COSET_LO_BITS);
     t.stream = stream;
-    CUZK_TRY(cudaMallocAsync((void**)&t.lo, (lo_n + hi_n + 5) * sizeof(fr_t), stream));
+    CUZK_TRY(pool_malloc_async((void**)&t.lo, (lo_n + hi_n + 5) * sizeof(fr_t), stream));
     t.hi = t.lo + lo_n;
     fr_t* g_raw = t.hi + hi_n;
     fr_t* g = g_raw + 1;
@@ -649,12 +649,13 @@ __global__ void spmv_kernel(const uint32_t* __restrict__ row_ptr, const uint32_t
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Device buffers (cuzk_malloc, cuzk_free) come from the device's default memory pool, allocated and freed in order on
-// one stream per device, the pool keeping its memory mapped (see device_mem.cuh for why: cudaFree waits for every
-// stream's queued work). A freed buffer is reused at once by the next allocation, of any stream: callers free only
-// buffers with no work pending on them (every user synchronises its streams first, as before, when cudaFree did
-// it for them). After a failure (any error status, or a panic unwinding on the Rust side) that is not guaranteed,
-// so the next free on that device waits for the device's queued work first (status.cuh: take_unsettled).
+// Device buffers (cuzk_malloc, cuzk_free) come from cuzk's own memory pool on the device (device_mem.cuh: own_pool),
+// allocated and freed in order on one stream per device, the pool keeping its memory mapped (see device_mem.cuh for
+// why: cudaFree waits for every stream's queued work). A freed buffer is reused at once by the next allocation, of
+// any stream: callers free only buffers with no work pending on them (every user synchronises its streams first, as
+// before, when cudaFree did it for them). After a failure (any error status, or a panic unwinding on the Rust side)
+// that is not guaranteed, so the next free on that device waits for the device's queued work first (status.cuh:
+// take_unsettled).
 // CUZK_DEVICE_POOL=off (read once) keeps cudaMalloc and cudaFree: an A/B switch, and the way back.
 // CUZK_DEVICE_SETTLE=off skips the wait after failures: only for showing what it prevents (ntt-cuda's GPU test
 // a_failure_settles_queued_work_before_its_buffers_are_reused fails with it).
@@ -698,16 +699,10 @@ bool pool_stream(int device, cudaStream_t* out) {
         return it->second != nullptr;
     }
     cudaStream_t s = nullptr;
-    int current = 0, supported = 0;
-    if (cudaGetDevice(&current) == cudaSuccess &&
-        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess && supported) {
-        cudaMemPool_t pool = nullptr;
-        uint64_t keep = UINT64_MAX;
+    int current = 0;
+    if (cudaGetDevice(&current) == cudaSuccess && own_pool(device)) {
         if (current != device) cudaSetDevice(device);
-        if (cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess ||
-            cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess ||
-            cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
-            s = nullptr;
+        if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) s = nullptr;
         if (current != device) cudaSetDevice(current);
     }
     cudaGetLastError();
@@ -761,11 +756,12 @@ cuzk_status cuzk_malloc(void** ptr, size_t bytes) {
         CUZK_TRY(malloc_or_trim(ptr, bytes));
         return status_ok();
     }
-    cudaError_t e = cudaMallocAsync(ptr, bytes, s);
+    cudaMemPool_t pool = own_pool(device);
+    cudaError_t e = cudaMallocFromPoolAsync(ptr, bytes, pool, s);
     if (e == cudaErrorMemoryAllocation) {
         cudaGetLastError();
         pool_trim();
-        e = cudaMallocAsync(ptr, bytes, s);
+        e = cudaMallocFromPoolAsync(ptr, bytes, pool, s);
     }
     // Ready for every stream once the allocation stream has passed it.
     if (e == cudaSuccess) e = cudaStreamSynchronize(s);
