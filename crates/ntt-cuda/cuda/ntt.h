@@ -19,8 +19,8 @@ cuzk_status cuzk_device_name(int device, char* name, size_t len);
 cuzk_status cuzk_set_device(int device);
 cuzk_status cuzk_get_device(int* device);
 cuzk_status cuzk_mem_get_info(size_t* free_bytes, size_t* total_bytes);
-/* Device buffers come from the device's memory pool, which keeps freed memory for the next buffers (cudaFree would
- * wait for every stream's queued work); free only buffers with no work pending on them. The pool's unused memory
+/* Device buffers come from cuzk's own memory pool on the device, which keeps freed memory for the next buffers
+ * (cudaFree would wait for every stream's queued work); free only buffers with no work pending on them. The pool's unused memory
  * counts as free in cuzk_mem_get_info; cuzk_device_pool_trim gives it back to the device. After any call returns an
  * error, the next cuzk_free on that device first waits for all the device's queued work (the failed call may have
  * left some on the buffers its caller now frees); cuzk_mark_unsettled asks the same of every device, for a caller
