@@ -1349,8 +1349,8 @@ cuzk_status cuzk_msm_gather_selected(const void* src, size_t n, const uint64_t* 
     size_t n_words = (n + 63) / 64;
     uint64_t* d_words = nullptr;
     uint32_t* d_offsets = nullptr;
-    // The selection's words from the device's pool, on the legacy stream (which our streams, all non-blocking, do not
-    // wait for): cudaFree would wait for every stream's work, another prover lane's among them.
+    // The selection's words from cuzk's pool on the device, on the legacy stream (which our streams, all non-blocking,
+    // do not wait for): cudaFree would wait for every stream's work, another prover lane's among them.
     cudaError_t e = cuzk::pool_malloc_async((void**)&d_words, n_words * sizeof(uint64_t), 0);
     if (e == cudaSuccess) e = cuzk::pool_malloc_async((void**)&d_offsets, n_words * sizeof(uint32_t), 0);
     if (e == cudaSuccess) e = cudaMemcpy(d_words, words, n_words * sizeof(uint64_t), cudaMemcpyHostToDevice);

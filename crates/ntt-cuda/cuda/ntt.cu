@@ -687,7 +687,7 @@ bool pool_enabled() {
     return on;
 }
 
-// The allocation stream of `device`, set up on first use (the pool told to keep its memory); false where the pool is
+// The allocation stream of `device`, set up on first use (with the device's own_pool); false where the pool is
 // switched off or the device has none.
 bool pool_stream(int device, cudaStream_t* out) {
     if (!pool_enabled()) return false;

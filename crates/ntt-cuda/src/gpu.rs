@@ -177,14 +177,10 @@ mod imp {
     impl DeviceScalars {
         /// `len` scalars, zeroed on `stream`.
         pub fn zeroed(len: usize, stream: &Stream) -> Result<Self> {
-            device()?;
-            let mut ptr = std::ptr::null_mut();
-            let bytes = len.max(1) * 32;
-            // SAFETY: out-parameter.
-            check(unsafe { ffi::cuzk_malloc(&mut ptr, bytes) })?;
-            let buf = DeviceScalars { ptr, len };
-            // SAFETY: the allocation holds `bytes`.
-            check(unsafe { ffi::cuzk_memset_zero(ptr, bytes, stream.raw()) })?;
+            // SAFETY: every byte is zeroed below, ordered on `stream` before any later use there.
+            let buf = unsafe { Self::uninit(len) }?;
+            // SAFETY: the allocation holds max(len, 1) scalars.
+            check(unsafe { ffi::cuzk_memset_zero(buf.ptr, len.max(1) * 32, stream.raw()) })?;
             Ok(buf)
         }
 
@@ -275,7 +271,7 @@ mod imp {
     impl Drop for DeviceScalars {
         fn drop(&mut self) {
             settle_if_unwinding();
-            // SAFETY: allocated by cuzk_malloc, freed once, back to the device's pool for the next buffer at once:
+            // SAFETY: allocated by cuzk_malloc, freed once, back to cuzk's pool on the device for the next buffer at once:
             // every user synchronises the streams it queued work on before the buffer can drop, except after a
             // failure, where the free itself waits for the device first.
             let _ = unsafe { ffi::cuzk_free(self.ptr) };
@@ -1231,10 +1227,10 @@ pub fn pinned_bytes() -> u64 {
     PINNED_BYTES.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Free and total bytes of the calling thread's GPU memory, or [`Error::NoDevice`]. Free includes what the device's
-/// memory pool holds unused: [`DeviceScalars`] come from that pool, which keeps freed buffers mapped for the next ones
-/// (`cudaFree` would wait for every stream's queued work, another prover lane's among them); allocations outside the
-/// pool take it back when the card is full.
+/// Free and total bytes of the calling thread's GPU memory, or [`Error::NoDevice`]. Free includes what cuzk's memory
+/// pool on the device holds unused: [`DeviceScalars`] come from that pool, which keeps freed buffers mapped for the
+/// next ones (`cudaFree` would wait for every stream's queued work, another prover lane's among them); allocations
+/// outside the pool take it back when the card is full.
 ///
 /// # Errors
 /// [`Error::NoDevice`] or a CUDA error.
@@ -1242,8 +1238,8 @@ pub fn mem_info() -> Result<(u64, u64)> {
     imp::mem_info()
 }
 
-/// Gives the calling thread's device's pool memory that no buffer holds back to the device: for a process that is
-/// done with the GPU for a while (an engine dropped) and leaves the card to others.
+/// Gives the memory that no buffer holds in cuzk's pool on the calling thread's device back to the device: for a
+/// process that is done with the GPU for a while (an engine dropped) and leaves the card to others.
 ///
 /// # Errors
 /// [`Error::NoDevice`] or a CUDA error.
