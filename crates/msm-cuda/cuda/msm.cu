@@ -3,7 +3,8 @@
 // One MSM, all on the set's stream:
 //   1. classify: scalars leave Montgomery form; zeros are dropped, ones (with split) listed, the rest counted.
 //   2. sort: a counting sort of (window, bucket) digits: histogram, exclusive scan, scatter of point indices
-//      (the sign of the digit in the top bit). Each bucket's points end up contiguous.
+//      (the sign of the digit in the top bit). Each bucket's points end up contiguous. Dense MSMs scatter in two
+//      block-aggregated passes through a stage (sort_staged), sparse ones with an atomic a digit (scatter_kernel).
 //   3. accumulate: each bucket's list is cut into tasks of bounded length, one thread each (longest first), summing
 //      points with mixed XYZZ additions; further levels sum the tasks' partials until each bucket has one value (hot
 //      buckets, such as the few of the top window or those of a repeated scalar, are shared out instead of walked by
@@ -164,6 +165,214 @@ __global__ void scatter_kernel(const fr_t* __restrict__ canon, uint32_t n, int s
         uint32_t pos = atomicAdd(&cursor[w * buckets + d], 1u);
         entries[pos] = i | (neg ? 0x80000000u : 0u);
     });
+}
+
+// The staged sort: the same counting sort as scatter_kernel, in two scatters whose global atomics each reserve a run
+// of entries for a block instead of one entry for a thread, and whose writes are coalesced. scatter_kernel's atomics
+// (one answered atomic a digit, 8.7e8 at 2^26) were most of the sort: 45.7 of 54.5 ms at 2^26 (ncu, H200).
+//   Pass A (stage_coarse_kernel): a block takes STAGE_SCALARS scalars and, one window at a time, sorts their digits
+//     by coarse bin (2^s consecutive buckets) in shared memory; one global atomic per non-empty bin reserves the
+//     block's run there, and the sorted tile goes out to the stage as (bucket key, entry) in runs.
+//     The stage holds a group of windows' entries in the final layout's order of coarse bins, unordered in a bin.
+//   Pass B (stage_fine_kernel): a block takes STAGE_ENTRIES consecutive stage entries, whose keys lie in a few
+//     consecutive coarse bins, sorts them by bucket in shared memory, reserves a run per bucket with one global
+//     atomic, and writes the entries to `entries` in runs.
+// With s = c / 2 both passes sort about 2^(c-1) keys a tile. On the H200 (2026-12-03, BENCHMARKS.md) the sort phase
+// of a 2^26 random MSM went from 54.7 to 24.9 ms (ncu: histogram 8.7, pass A 10.7, pass B 4.2 ms; pass A reads the
+// scalars again for each window, 32 GB from DRAM) and 2^24's from 10.4 to 7.2 ms. Windows of a group share the stage
+// only; the group's size made no measurable difference (one window at a time: 25.4 ms at 2^26).
+constexpr uint32_t STAGE_THREADS = 256;
+constexpr uint32_t STAGE_PER_A = 16;
+constexpr uint32_t STAGE_SCALARS = STAGE_THREADS * STAGE_PER_A;
+constexpr uint32_t STAGE_PER_B = 32;
+constexpr uint32_t STAGE_ENTRIES = STAGE_THREADS * STAGE_PER_B;
+constexpr uint32_t STAGE_SPAN_B = 4096;  // the keys a pass-B tile may span and still sort in shared memory
+constexpr uint32_t NO_KEY = 0xffffffffu;
+
+__host__ __device__ inline uint32_t stage_shift(uint32_t c) { return c / 2; }
+__host__ __device__ inline uint32_t stage_coarse(uint32_t c) { return ((1u << (c - 1)) >> stage_shift(c)) + 1; }
+
+// Window w's signed digit of a canonical scalar, as for_each_digit_in walks it. The carry into window w is 1 when
+// window w - 1's bits exceed half, 0 when below, and window w - 2's carry when equal: so only the windows below w down
+// to the first whose bits differ from half are read (almost always one).
+__device__ __forceinline__ uint32_t signed_digit_at(const fr_t& s, uint32_t c, uint32_t w, bool* neg) {
+    const uint32_t half = 1u << (c - 1);
+    uint32_t carry = 0;
+    for (int j = (int)w - 1; j >= 0; j--) {
+        uint32_t b = bits_at(s.l, (uint32_t)j * c, c);
+        if (b != half) {
+            carry = b > half;
+            break;
+        }
+    }
+    uint32_t d = bits_at(s.l, w * c, c) + carry;
+    *neg = d > half;
+    return *neg ? (1u << c) - d : d;
+}
+
+// Exclusive prefix sums of a[0 .. m) in place, by the whole block (STAGE_THREADS threads); returns the total.
+// tmp: 8 words of shared memory.
+__device__ uint32_t block_exclusive_scan(uint32_t* a, uint32_t m, uint32_t* tmp) {
+    const uint32_t t = threadIdx.x, q = (m + STAGE_THREADS - 1) / STAGE_THREADS;
+    const uint32_t b = min(m, t * q), e = min(m, b + q);
+    uint32_t sum = 0;
+    for (uint32_t i = b; i < e; i++) sum += a[i];
+    const uint32_t lane = t & 31, warp = t >> 5;
+    uint32_t x = sum;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        uint32_t y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= (uint32_t)o) x += y;
+    }
+    if (lane == 31) tmp[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        uint32_t y = lane < STAGE_THREADS / 32 ? tmp[lane] : 0;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            uint32_t z = __shfl_up_sync(0xffffffffu, y, o);
+            if (lane >= (uint32_t)o) y += z;
+        }
+        if (lane < STAGE_THREADS / 32) tmp[lane] = y;
+    }
+    __syncthreads();
+    uint32_t run = x - sum + (warp ? tmp[warp - 1] : 0);
+    for (uint32_t i = b; i < e; i++) {
+        uint32_t v = a[i];
+        a[i] = run;
+        run += v;
+    }
+    uint32_t total = tmp[STAGE_THREADS / 32 - 1];
+    __syncthreads();
+    return total;
+}
+
+// seg_cursor[w * coarse + b] = where bucket b << s of window w starts.
+__global__ void stage_cursor_kernel(const uint32_t* __restrict__ offsets, uint32_t windows, uint32_t buckets,
+                                    uint32_t c, uint32_t* __restrict__ seg_cursor) {
+    const uint32_t coarse = stage_coarse(c), s = stage_shift(c);
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= windows * coarse) return;
+    uint32_t w = t / coarse, b = t - w * coarse;
+    seg_cursor[t] = offsets[w * buckets + (b << s)];
+}
+
+// Shared memory of stage_coarse_kernel: two counters a coarse bin, the scan's 8 words, the sorted tile.
+inline size_t stage_coarse_smem(uint32_t c) {
+    return ((size_t)2 * stage_coarse(c) + 8) * 4 + (size_t)STAGE_SCALARS * sizeof(uint2);
+}
+
+// Windows [w0, w0 + g) of scalars [blockIdx.x * STAGE_SCALARS, ...) to stage[pos - base], where pos is the entry's
+// place in the whole layout's coarse bin (base: where window w0 starts).
+__global__ void __launch_bounds__(STAGE_THREADS) stage_coarse_kernel(const fr_t* __restrict__ canon, uint32_t n,
+                                                                     int split, uint32_t c, uint32_t w0, uint32_t g,
+                                                                     uint32_t buckets, uint32_t* __restrict__ seg_cursor,
+                                                                     uint32_t base, uint2* __restrict__ stage) {
+    extern __shared__ uint32_t smem[];
+    const uint32_t coarse = stage_coarse(c), s = stage_shift(c);
+    uint32_t* off = smem;              // counts, then where each bin starts in the sorted tile
+    uint32_t* run = smem + coarse;     // where the block's run of each bin starts in the stage
+    uint32_t* tmp = smem + 2 * coarse;
+    uint2* tile = reinterpret_cast<uint2*>(smem + ((2 * coarse + 8 + 1) & ~1u));
+    const uint32_t first = blockIdx.x * STAGE_SCALARS;
+    for (uint32_t w = w0; w < w0 + g; w++) {
+        for (uint32_t h = threadIdx.x; h < coarse; h += STAGE_THREADS) off[h] = 0;
+        __syncthreads();
+        uint32_t key[STAGE_PER_A], entry[STAGE_PER_A], rank[STAGE_PER_A];
+#pragma unroll
+        for (uint32_t j = 0; j < STAGE_PER_A; j++) {
+            uint32_t i = first + j * STAGE_THREADS + threadIdx.x;
+            key[j] = NO_KEY;
+            if (i < n) {
+                fr_t sc = load16(&canon[i]);
+                if (is_pippenger(sc, split)) {
+                    bool neg;
+                    uint32_t d = signed_digit_at(sc, c, w, &neg);
+                    if (d) {
+                        key[j] = d;
+                        entry[j] = i | (neg ? 0x80000000u : 0u);
+                        rank[j] = atomicAdd(&off[d >> s], 1u);
+                    }
+                }
+            }
+        }
+        __syncthreads();
+        for (uint32_t h = threadIdx.x; h < coarse; h += STAGE_THREADS) {
+            uint32_t k = off[h];
+            run[h] = k ? atomicAdd(&seg_cursor[w * coarse + h], k) - base : 0;
+        }
+        const uint32_t total = block_exclusive_scan(off, coarse, tmp);
+#pragma unroll
+        for (uint32_t j = 0; j < STAGE_PER_A; j++)
+            if (key[j] != NO_KEY) tile[off[key[j] >> s] + rank[j]] = make_uint2(w * buckets + key[j], entry[j]);
+        __syncthreads();
+        for (uint32_t j = threadIdx.x; j < total; j += STAGE_THREADS) {
+            uint2 e = tile[j];
+            uint32_t bin = (e.x - w * buckets) >> s;
+            stage[run[bin] + (j - off[bin])] = e;
+        }
+        __syncthreads();
+    }
+}
+
+// Shared memory of stage_fine_kernel: two counters a key of the span, the scan's 8 words, the sorted tile.
+constexpr size_t STAGE_FINE_SMEM = ((size_t)2 * STAGE_SPAN_B + 8) * 4 + (size_t)STAGE_ENTRIES * sizeof(uint2);
+
+// Stage entries [blockIdx.x * STAGE_ENTRIES, ...) of [0, len) to their buckets' runs in `entries` (cursor: where each
+// bucket's next entry goes, absolute). A tile whose keys span more than STAGE_SPAN_B (tiny coarse bins, as in a small
+// MSM) places each entry with its own atomic instead.
+__global__ void __launch_bounds__(STAGE_THREADS) stage_fine_kernel(const uint2* __restrict__ stage, uint32_t len,
+                                                                   uint32_t buckets, uint32_t c,
+                                                                   uint32_t* __restrict__ cursor,
+                                                                   uint32_t* __restrict__ entries) {
+    extern __shared__ uint32_t smem[];
+    uint32_t* off = smem;
+    uint32_t* run = smem + STAGE_SPAN_B;
+    uint32_t* tmp = smem + 2 * STAGE_SPAN_B;
+    uint2* tile = reinterpret_cast<uint2*>(smem + 2 * STAGE_SPAN_B + 8);
+    const uint32_t s = stage_shift(c);
+    const uint32_t first = blockIdx.x * STAGE_ENTRIES, last = min(len, first + STAGE_ENTRIES);
+    // The stage is ordered by coarse bin, so every key of the tile lies between the start of the first entry's bin
+    // and the end of the last entry's.
+    auto bin_start = [&](uint32_t key) {
+        uint32_t w = key / buckets;
+        return w * buckets + (((key - w * buckets) >> s) << s);
+    };
+    const uint32_t lo = bin_start(stage[first].x);
+    const uint32_t span = bin_start(stage[last - 1].x) + (1u << s) - lo;
+    uint2 v[STAGE_PER_B];
+#pragma unroll
+    for (uint32_t j = 0; j < STAGE_PER_B; j++) {
+        uint32_t e = first + j * STAGE_THREADS + threadIdx.x;
+        v[j] = e < last ? stage[e] : make_uint2(NO_KEY, 0);
+    }
+    if (span > STAGE_SPAN_B) {
+#pragma unroll
+        for (uint32_t j = 0; j < STAGE_PER_B; j++)
+            if (v[j].x != NO_KEY) entries[atomicAdd(&cursor[v[j].x], 1u)] = v[j].y;
+        return;
+    }
+    for (uint32_t h = threadIdx.x; h < span; h += STAGE_THREADS) off[h] = 0;
+    __syncthreads();
+    uint32_t rank[STAGE_PER_B];
+#pragma unroll
+    for (uint32_t j = 0; j < STAGE_PER_B; j++)
+        if (v[j].x != NO_KEY) rank[j] = atomicAdd(&off[v[j].x - lo], 1u);
+    __syncthreads();
+    for (uint32_t h = threadIdx.x; h < span; h += STAGE_THREADS) {
+        uint32_t k = off[h];
+        run[h] = k ? atomicAdd(&cursor[lo + h], k) : 0;
+    }
+    const uint32_t total = block_exclusive_scan(off, span, tmp);
+#pragma unroll
+    for (uint32_t j = 0; j < STAGE_PER_B; j++)
+        if (v[j].x != NO_KEY) tile[off[v[j].x - lo] + rank[j]] = v[j];
+    __syncthreads();
+    for (uint32_t j = threadIdx.x; j < total; j += STAGE_THREADS) {
+        uint2 e = tile[j];
+        uint32_t k = e.x - lo;
+        entries[run[k] + (j - off[k])] = e.y;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -625,17 +834,18 @@ struct cuzk_msm_scratch {
     Scratch tcount[2], toff[2], task_bucket, tasks[2], level_max;
     Scratch sort_keys[2], sort_index[2], sort_tmp;
     Scratch ba_bounds, ba_cnt[2], ba_off[2], ba_elems[2], ba_tree;
+    Scratch stage_cursor;
 };
 
 namespace {
 // Every scratch buffer of a set, for freeing and counting.
-std::array<Scratch*, 33> scratch_list(cuzk_msm_scratch* S) {
+std::array<Scratch*, 34> scratch_list(cuzk_msm_scratch* S) {
     return {{&S->scalars,     &S->canon,      &S->ones,     &S->counters, &S->counts,  &S->offsets,   &S->cursor,
             &S->entries,     &S->cub,        &S->parts_a,  &S->parts_b,  &S->ones_sums, &S->tcount[0], &S->tcount[1],
             &S->toff[0],     &S->toff[1],    &S->task_bucket, &S->tasks[0], &S->tasks[1], &S->level_max,
             &S->sort_keys[0], &S->sort_keys[1], &S->sort_index[0], &S->sort_index[1], &S->sort_tmp,
             &S->ba_bounds,   &S->ba_cnt[0],  &S->ba_cnt[1], &S->ba_off[0], &S->ba_off[1], &S->ba_elems[0],
-            &S->ba_elems[1], &S->ba_tree}};
+            &S->ba_elems[1], &S->ba_tree,   &S->stage_cursor}};
 }
 }  // namespace
 
@@ -647,6 +857,77 @@ float elapsed(cudaEvent_t a, cudaEvent_t b) {
     float ms = 0;
     cudaEventElapsedTime(&ms, a, b);
     return ms;
+}
+
+// CUZK_MSM_SORT=atomic|staged (read once): the sort of dense MSMs, an A/B switch. Staged unless set to atomic.
+bool staged_sort_enabled() {
+    static bool v = [] {
+        const char* e = getenv("CUZK_MSM_SORT");
+        return !(e && !strcmp(e, "atomic"));
+    }();
+    return v;
+}
+
+// The staged sort for MSMs that leave at least a quarter of their scalars to Pippenger with windows of 10 bits and
+// more; sparse MSMs keep scatter_kernel's single row (a few atomics for a few digits, one read of the scalars).
+bool use_staged_sort(uint64_t n, uint64_t others, uint32_t c) {
+    return staged_sort_enabled() && c >= 10 && others * 4 >= n;
+}
+
+// The stage's size when nothing larger is at hand: 2 GiB (two windows of a 2^27 MSM, four of 2^26).
+constexpr size_t STAGE_BYTES = 2ull << 30;
+
+// Places the digits of the MSM's scalars in `entries` (see stage_coarse_kernel), given the histogram's counts and
+// offsets and cursor = offsets. The stage lives in the batch-affine rounds' first buffer, which is idle until the
+// accumulation and holds several windows once an MSM with rounds has run; windows go through it in groups that fit.
+cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon, uint32_t n, int split, uint32_t c,
+                        uint32_t windows, uint32_t buckets, const uint32_t* offsets, const uint32_t* counts,
+                        uint32_t* cursor, uint32_t* entries) {
+    const uint32_t coarse = stage_coarse(c);
+    const size_t total = (size_t)windows * buckets;
+    std::vector<uint32_t> start(windows + 1);
+    uint32_t tail[2];
+    CUZK_TRY(cudaMemcpy2DAsync(start.data(), 4, offsets, (size_t)buckets * 4, 4, windows, cudaMemcpyDeviceToHost, st));
+    CUZK_TRY(cudaMemcpyAsync(&tail[0], offsets + total - 1, 4, cudaMemcpyDeviceToHost, st));
+    CUZK_TRY(cudaMemcpyAsync(&tail[1], counts + total - 1, 4, cudaMemcpyDeviceToHost, st));
+    CUZK_TRY(cudaStreamSynchronize(st));
+    start[windows] = tail[0] + tail[1];
+    size_t largest = 0;
+    for (uint32_t w = 0; w < windows; w++) largest = std::max<size_t>(largest, start[w + 1] - start[w]);
+    if (largest == 0) return status_ok();
+    size_t cap = B->ba_elems[0].cap / sizeof(uint2);
+    if (cap < largest) {
+        cap = std::max<size_t>(largest, std::min<size_t>(start[windows], STAGE_BYTES / sizeof(uint2)));
+        CUZK_CHECK(scratch(B->ba_elems[0], cap * sizeof(uint2), "the sort's stage"));
+    }
+    CUZK_CHECK(scratch(B->stage_cursor, (size_t)windows * coarse * 4, "the sort's bin cursors"));
+    uint32_t* seg_cursor = (uint32_t*)B->stage_cursor.ptr;
+    uint2* stage = (uint2*)B->ba_elems[0].ptr;
+    stage_cursor_kernel<<<blocks_for((uint64_t)windows * coarse, 256), 256, 0, st>>>(offsets, windows, buckets, c,
+                                                                                     seg_cursor);
+    CUZK_TRY_LAUNCH("stage_cursor_kernel");
+    const size_t smem_a = stage_coarse_smem(c);
+    CUZK_TRY(cudaFuncSetAttribute(stage_coarse_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_a));
+    CUZK_TRY(cudaFuncSetAttribute(stage_fine_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)STAGE_FINE_SMEM));
+    for (uint32_t w0 = 0; w0 < windows;) {
+        uint32_t g = 1;
+        size_t len = start[w0 + 1] - start[w0];
+        while (w0 + g < windows && len + (start[w0 + g + 1] - start[w0 + g]) <= cap) {
+            len += start[w0 + g + 1] - start[w0 + g];
+            g++;
+        }
+        if (len > 0) {
+            stage_coarse_kernel<<<blocks_for(n, STAGE_SCALARS), STAGE_THREADS, smem_a, st>>>(
+                canon, n, split, c, w0, g, buckets, seg_cursor, start[w0], stage);
+            CUZK_TRY_LAUNCH("stage_coarse_kernel");
+            stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(
+                stage, (uint32_t)len, buckets, c, cursor, entries);
+            CUZK_TRY_LAUNCH("stage_fine_kernel");
+        }
+        w0 += g;
+    }
+    return status_ok();
 }
 
 // Plain-sum levels until a group has at most SEGMENT partial sums. `cur` and `other` ping-pong; returns the
@@ -943,11 +1224,16 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_CHECK(scratch(B->cub, tmp, "the scan"));
         CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, counts, offsets, (int)total, st));
         CUZK_TRY(cudaMemcpyAsync(cursor, offsets, (size_t)total * 4, cudaMemcpyDeviceToDevice, st));
-        uint32_t group = scatter_group(n, others, windows, c);
-        dim3 grid(blocks_for(n, 256), (windows + group - 1) / group);
-        scatter_kernel<<<grid, 256, 0, st>>>(canon, n32, split, c, windows, group, buckets, cursor,
-                                             (uint32_t*)B->entries.ptr);
-        CUZK_TRY_LAUNCH("scatter_kernel");
+        if (use_staged_sort(n, others, c)) {
+            CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, offsets, counts, cursor,
+                                   (uint32_t*)B->entries.ptr));
+        } else {
+            uint32_t group = scatter_group(n, others, windows, c);
+            dim3 grid(blocks_for(n, 256), (windows + group - 1) / group);
+            scatter_kernel<<<grid, 256, 0, st>>>(canon, n32, split, c, windows, group, buckets, cursor,
+                                                 (uint32_t*)B->entries.ptr);
+            CUZK_TRY_LAUNCH("scatter_kernel");
+        }
         CUZK_TRY(cudaEventRecord(B->ev[3], st));
 
         // 3. accumulate, in levels of tasks (see task_count_kernel).
