@@ -177,12 +177,13 @@ __global__ void scatter_kernel(const fr_t* __restrict__ canon, uint32_t n, int s
 //   Pass B (stage_fine_kernel): a block takes STAGE_ENTRIES consecutive stage entries, whose keys lie in a few
 //     consecutive coarse bins, sorts them by bucket in shared memory, reserves a run per bucket with one global
 //     atomic, and writes the entries to `entries` in runs.
-// With s = c / 2 both passes sort about 2^(c-1) keys a tile. On the H200 (2026-12-03, BENCHMARKS.md) the sort phase
-// of a 2^26 random MSM went from 54.7 to 24.9 ms (ncu: histogram 8.7, pass A 10.7, pass B 4.2 ms; pass A reads the
-// scalars again for each window, 32 GB from DRAM) and 2^24's from 10.4 to 7.2 ms. Windows of a group share the stage
-// only; the group's size made no measurable difference (one window at a time: 25.4 ms at 2^26).
+// With s = c / 2 each pass sorts by about 2^(c/2) keys. On the H200 (2026-12-03, BENCHMARKS.md) the sort phase of a
+// 2^26 random MSM went from 54.7 to 22.5 ms and 2^24's from 10.4 to 6.2 ms. Pass A re-reads its tile's scalars for
+// each window: with 4096 scalars a block they came from DRAM (32 GB at 2^26 by ncu; sort 24.9 ms), with 2048 the
+// sort is 22.5 ms (not profiled; the tiles in flight are half the size against a 50 MB L2). Windows of a group share
+// the stage only: the group's size made no measurable difference (one window at a time: 25.4 against 24.9 ms).
 constexpr uint32_t STAGE_THREADS = 256;
-constexpr uint32_t STAGE_PER_A = 16;
+constexpr uint32_t STAGE_PER_A = 8;  // 2^26 sort 22.5 ms, against 24.9 ms with 16
 constexpr uint32_t STAGE_SCALARS = STAGE_THREADS * STAGE_PER_A;
 constexpr uint32_t STAGE_PER_B = 32;
 constexpr uint32_t STAGE_ENTRIES = STAGE_THREADS * STAGE_PER_B;
