@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -878,12 +879,29 @@ bool use_staged_sort(uint64_t n, uint64_t others, uint32_t c) {
 // The stage's size when nothing larger is at hand: 2 GiB (two windows of a 2^27 MSM, four of 2^26).
 constexpr size_t STAGE_BYTES = 2ull << 30;
 
+// The stage kernels' dynamic shared memory limits, raised once per device to what any window needs.
+cuzk_status raise_stage_smem_limits() {
+    static std::atomic<uint64_t> raised{0};
+    int dev = 0;
+    CUZK_TRY(cudaGetDevice(&dev));
+    const uint64_t bit = dev < 64 ? 1ull << dev : 0;
+    if (bit && (raised.load() & bit)) return status_ok();
+    size_t smem_a = 0;
+    for (uint32_t c = 10; c <= MAX_WINDOW; c++) smem_a = std::max(smem_a, stage_coarse_smem(c));
+    CUZK_TRY(cudaFuncSetAttribute(stage_coarse_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_a));
+    CUZK_TRY(cudaFuncSetAttribute(stage_fine_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)STAGE_FINE_SMEM));
+    raised.fetch_or(bit);
+    return status_ok();
+}
+
 // Places the digits of the MSM's scalars in `entries` (see stage_coarse_kernel), given the histogram's counts and
-// offsets and cursor = offsets. The stage lives in the batch-affine rounds' first buffer, which is idle until the
-// accumulation and holds several windows once an MSM with rounds has run; windows go through it in groups that fit.
+// offsets and cursor = offsets, and sets *digits to their number (read from the device, which the sort needs anyway).
+// The stage lives in the batch-affine rounds' first buffer, which is idle until the accumulation and holds several
+// windows once an MSM with rounds has run; windows go through it in groups that fit.
 cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon, uint32_t n, int split, uint32_t c,
                         uint32_t windows, uint32_t buckets, const uint32_t* offsets, const uint32_t* counts,
-                        uint32_t* cursor, uint32_t* entries) {
+                        uint32_t* cursor, uint32_t* entries, uint64_t* digits) {
     const uint32_t coarse = stage_coarse(c);
     const size_t total = (size_t)windows * buckets;
     std::vector<uint32_t> start(windows + 1);
@@ -893,6 +911,7 @@ cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon,
     CUZK_TRY(cudaMemcpyAsync(&tail[1], counts + total - 1, 4, cudaMemcpyDeviceToHost, st));
     CUZK_TRY(cudaStreamSynchronize(st));
     start[windows] = tail[0] + tail[1];
+    *digits = start[windows];
     size_t largest = 0;
     for (uint32_t w = 0; w < windows; w++) largest = std::max<size_t>(largest, start[w + 1] - start[w]);
     if (largest == 0) return status_ok();
@@ -908,9 +927,7 @@ cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon,
                                                                                      seg_cursor);
     CUZK_TRY_LAUNCH("stage_cursor_kernel");
     const size_t smem_a = stage_coarse_smem(c);
-    CUZK_TRY(cudaFuncSetAttribute(stage_coarse_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_a));
-    CUZK_TRY(cudaFuncSetAttribute(stage_fine_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)STAGE_FINE_SMEM));
+    CUZK_CHECK(raise_stage_smem_limits());
     for (uint32_t w0 = 0; w0 < windows;) {
         uint32_t g = 1;
         size_t len = start[w0 + 1] - start[w0];
@@ -1225,9 +1242,11 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_CHECK(scratch(B->cub, tmp, "the scan"));
         CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, counts, offsets, (int)total, st));
         CUZK_TRY(cudaMemcpyAsync(cursor, offsets, (size_t)total * 4, cudaMemcpyDeviceToDevice, st));
+        bool digits_known = false;
         if (use_staged_sort(n, others, c)) {
             CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, offsets, counts, cursor,
-                                   (uint32_t*)B->entries.ptr));
+                                   (uint32_t*)B->entries.ptr, &stats->digits));
+            digits_known = true;
         } else {
             uint32_t group = scatter_group(n, others, windows, c);
             dim3 grid(blocks_for(n, 256), (windows + group - 1) / group);
@@ -1244,7 +1263,7 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_CHECK(scratch(B->parts_b, part_bytes, "partial sums"));
         Xyzz* cur = (Xyzz*)B->parts_a.ptr;
         Xyzz* other = (Xyzz*)B->parts_b.ptr;
-        {
+        if (!digits_known) {
             uint32_t last[2];
             CUZK_TRY(cudaMemcpyAsync(&last[0], offsets + total - 1, 4, cudaMemcpyDeviceToHost, st));
             CUZK_TRY(cudaMemcpyAsync(&last[1], counts + total - 1, 4, cudaMemcpyDeviceToHost, st));
