@@ -168,7 +168,10 @@ struct PassSmem {
 // Stages go two at a time (radix 4): a thread takes the four scalars that two consecutive stages pair up, so each
 // round is one trip through shared memory and one barrier for two stages, and a thread's two butterflies per stage
 // are independent work for the scheduler. An odd stage left over runs radix 2. Twiddles w^e are read from the
-// domain's table (e < n/2) at the start of each round, so the second stage's loads wait behind the first's work.
+// domain's table (e < n/2) at the start of each round: three a round, as its fourth butterfly shares one (see
+// round_twiddles). Three loads where there were four made the 2^27 forward NTT 55.8 -> 53.7 ms and H 2^27 347.2 -> 333.3
+// ms (H200, 2026-12-03). Loading a round's twiddles during the round before (held in registers across the barrier)
+// spilled 128 bytes and took 62.1 ms.
 constexpr uint32_t PASS_MAX_THREADS = 256;
 
 template <bool DIT, MulForm FORM, bool SWZ, int MINB>
@@ -194,42 +197,64 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, MINB)
         const uint32_t shift = DIT ? (log_n - s - 1) : s;
         return tw[(global_index(l) & half_mask) << shift];
     };
+    // A radix-4 round (local stages st and st + 1) pairs the bits q and q + 1 of l: DIF from the top of m down, DIT
+    // from the bottom up. Quad qd's four scalars are l0 + {0, 1, 2, 3} << q.
+    auto quad_bit = [&](uint32_t st) { return ps.log_glow + (DIT ? st : ps.k - 2 - st); };
+    auto quad_l0 = [&](uint32_t qd, uint32_t q) { return ((qd >> q) << (q + 2)) | (qd & ((1u << q) - 1)); };
+    // The round's three twiddles for quad qd. DIT: (l0, s), (l0, s + 1), (l1, s + 1); stage s keeps the global bits
+    // below s, so (x2, x3)'s twiddle equals (x0, x1)'s. DIF: (l0, s), (l1, s), (l0, s + 1); stage s + 1 keeps the
+    // bits below log_n - s - 2, so (x2, x3)'s equals (x0, x1)'s. DIF's last round needs (l1, s) alone.
+    auto round_twiddles = [&](uint32_t st, uint32_t qd, fr_t* w) {
+        const uint32_t q = quad_bit(st), s = ps.s0 + st;
+        const uint32_t l0 = quad_l0(qd, q), l1 = l0 | (1u << q);
+        if (DIT) {
+            w[0] = twiddle(l0, s);
+            w[1] = twiddle(l0, s + 1);
+            w[2] = twiddle(l1, s + 1);
+        } else if (s + 2 == log_n) {
+            w[1] = twiddle(l1, s);
+        } else {
+            w[0] = twiddle(l0, s);
+            w[1] = twiddle(l1, s);
+            w[2] = twiddle(l0, s + 1);
+        }
+    };
+    // The round's four butterflies on x0..x3 (global stage s first), with round_twiddles' w.
+    auto quad = [&](fr_t& x0, fr_t& x1, fr_t& x2, fr_t& x3, uint32_t s, const fr_t* w) {
+        if (DIT) {
+            // Low bit first: (x0, x1), (x2, x3) at stage s; then the high bit: (x0, x2), (x1, x3) at s + 1.
+            butterfly<true, round_form<FORM, 0>()>(x0, x1, w[0]);
+            butterfly<true, round_form<FORM, 1>()>(x2, x3, w[0]);
+            butterfly<true, round_form<FORM, 2>()>(x0, x2, w[1]);
+            butterfly<true, round_form<FORM, 3>()>(x1, x3, w[2]);
+        } else if (s + 2 == log_n) {
+            // DIF's last two stages. Stage log_n - 2 has the twiddles w^0 (for x0, x2: l0's bit q is global bit 0,
+            // clear) and w^(n/4); stage log_n - 1 has only w^0. The branch is the same for every thread of the
+            // launch, so it never diverges. (DIT's first stages have the same property, but skipping products
+            // there raised the kernel's spills from 16 to 64 bytes and made H 0.5 % slower; H200, 2026-12-01.)
+            butterfly_unit(x0, x2);
+            butterfly<false, round_form<FORM, 0>()>(x1, x3, w[1]);
+            butterfly_unit(x0, x1);
+            butterfly_unit(x2, x3);
+        } else {
+            // High bit first: (x0, x2), (x1, x3) at stage s; then the low bit: (x0, x1), (x2, x3) at s + 1.
+            butterfly<false, round_form<FORM, 0>()>(x0, x2, w[0]);
+            butterfly<false, round_form<FORM, 1>()>(x1, x3, w[1]);
+            butterfly<false, round_form<FORM, 2>()>(x0, x1, w[2]);
+            butterfly<false, round_form<FORM, 3>()>(x2, x3, w[2]);
+        }
+    };
     for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) smem.set(l, load(&data[global_index(l)]));
     __syncthreads();
-    // Two stages (local st and st + 1) in one round. DIF pairs bits from the top of m down, DIT from the bottom up;
-    // the round's two bits, in l, are q and q + 1.
     auto radix4 = [&](uint32_t st) {
-        const uint32_t q = ps.log_glow + (DIT ? st : ps.k - 2 - st);
-        const uint32_t s = ps.s0 + st;  // global stage of this round's first half
+        const uint32_t q = quad_bit(st), s = ps.s0 + st;
         for (uint32_t qd = threadIdx.x; qd < e / 4; qd += blockDim.x) {
-            const uint32_t l0 = ((qd >> q) << (q + 2)) | (qd & ((1u << q) - 1));
+            const uint32_t l0 = quad_l0(qd, q);
             const uint32_t l1 = l0 | (1u << q), l2 = l0 | (2u << q), l3 = l0 | (3u << q);
             fr_t x0 = smem.get(l0), x1 = smem.get(l1), x2 = smem.get(l2), x3 = smem.get(l3);
-            if (DIT) {
-                // Low bit first: (x0, x1), (x2, x3) at stage s; then the high bit: (x0, x2), (x1, x3) at s + 1.
-                const fr_t wa = twiddle(l0, s), wb = twiddle(l2, s), wc = twiddle(l0, s + 1), wd = twiddle(l1, s + 1);
-                butterfly<true, round_form<FORM, 0>()>(x0, x1, wa);
-                butterfly<true, round_form<FORM, 1>()>(x2, x3, wb);
-                butterfly<true, round_form<FORM, 2>()>(x0, x2, wc);
-                butterfly<true, round_form<FORM, 3>()>(x1, x3, wd);
-            } else if (s + 2 == log_n) {
-                // DIF's last two stages. Stage log_n - 2 has the twiddles w^0 (for x0, x2: l0's bit q is global bit 0,
-                // clear) and w^(n/4); stage log_n - 1 has only w^0. The branch is the same for every thread of the
-                // launch, so it never diverges. (DIT's first stages have the same property, but skipping products
-                // there raised the kernel's spills from 16 to 64 bytes and made H 0.5 % slower; H200, 2026-12-01.)
-                butterfly_unit(x0, x2);
-                butterfly<false, round_form<FORM, 0>()>(x1, x3, twiddle(l1, s));
-                butterfly_unit(x0, x1);
-                butterfly_unit(x2, x3);
-            } else {
-                // High bit first: (x0, x2), (x1, x3) at stage s; then the low bit: (x0, x1), (x2, x3) at s + 1.
-                const fr_t wa = twiddle(l0, s), wb = twiddle(l1, s);
-                butterfly<false, round_form<FORM, 0>()>(x0, x2, wa);
-                butterfly<false, round_form<FORM, 1>()>(x1, x3, wb);
-                const fr_t wc = twiddle(l0, s + 1), wd = twiddle(l2, s + 1);
-                butterfly<false, round_form<FORM, 2>()>(x0, x1, wc);
-                butterfly<false, round_form<FORM, 3>()>(x2, x3, wd);
-            }
+            fr_t w[3];
+            round_twiddles(st, qd, w);
+            quad(x0, x1, x2, x3, s, w);
             smem.set(l0, x0);
             smem.set(l1, x1);
             smem.set(l2, x2);
@@ -350,12 +375,57 @@ void launch_pass(bool dit, dim3 grid, uint32_t threads, size_t shmem, cudaStream
     }
 }
 
+// Stages per pass, in the order run, for a transform of 2^log_n: the fewest passes, as even as they allow (8, 8, 8 at
+// 2^24), except where another split measured faster. At 2^27 9, 10, 8 (one odd pass, so one radix-2 round, where
+// 9, 9, 9 has three): forward NTT 53.68 -> 52.97 ms, H 333.4 -> 329.4 ms; at 2^26 8, 10, 8: 25.47 -> 25.26 ms. At 2^24
+// 10, 8, 6 and 6, 8, 10 were slower (5.98 and 5.88 ms against 5.80). H200, 2026-12-03, two rounds of five splits
+// each. CUZK_NTT_SPLIT="27:10,10,7;26:10,8,8" overrides it per size (an A/B switch; a list that does not add up to
+// log_n or has a pass above MAX_LOG_BLOCK is ignored).
+std::vector<uint32_t> pass_split(uint32_t log_n) {
+    static const std::map<uint32_t, std::vector<uint32_t>> custom = [] {
+        std::map<uint32_t, std::vector<uint32_t>> m;
+        const char* v = getenv("CUZK_NTT_SPLIT");
+        std::string s = v ? v : "";
+        size_t at = 0;
+        while (at < s.size()) {
+            size_t end = s.find(';', at);
+            if (end == std::string::npos) end = s.size();
+            const std::string item = s.substr(at, end - at);
+            at = end + 1;
+            const size_t colon = item.find(':');
+            if (colon == std::string::npos) continue;
+            const uint32_t size = (uint32_t)strtoul(item.c_str(), nullptr, 10);
+            std::vector<uint32_t> ks;
+            uint32_t sum = 0;
+            bool ok = true;
+            for (size_t p = colon + 1; p <= item.size();) {
+                size_t q = item.find(',', p);
+                if (q == std::string::npos) q = item.size();
+                const uint32_t k = (uint32_t)strtoul(item.substr(p, q - p).c_str(), nullptr, 10);
+                ok = ok && k >= 1 && k <= MAX_LOG_BLOCK;
+                ks.push_back(k);
+                sum += k;
+                p = q + 1;
+            }
+            if (ok && sum == size) m[size] = ks;
+        }
+        return m;
+    }();
+    const auto it = custom.find(log_n);
+    if (it != custom.end()) return it->second;
+    if (log_n == 27) return {9, 10, 8};
+    if (log_n == 26) return {8, 10, 8};
+    const uint32_t passes = (log_n + MAX_LOG_BLOCK - 1) / MAX_LOG_BLOCK;
+    std::vector<uint32_t> ks(passes, log_n / passes);
+    for (uint32_t i = 0; i < log_n % passes; i++) ks[i]++;
+    return ks;
+}
+
 // All DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) stages, in passes.
 cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, const fr_t* tw, cudaStream_t stream) {
     if (log_n == 0) return status_ok();
-    uint32_t passes = (log_n + MAX_LOG_BLOCK - 1) / MAX_LOG_BLOCK;
-    std::vector<uint32_t> ks(passes, log_n / passes);
-    for (uint32_t i = 0; i < log_n % passes; i++) ks[i]++;
+    const std::vector<uint32_t> ks = pass_split(log_n);
+    const uint32_t passes = (uint32_t)ks.size();
     uint32_t done = 0;
     for (uint32_t p = 0; p < passes; p++) {
         PassShape ps;
