@@ -896,12 +896,13 @@ cuzk_status raise_stage_smem_limits() {
 }
 
 // Places the digits of the MSM's scalars in `entries` (see stage_coarse_kernel), given the histogram's counts and
-// offsets and cursor = offsets, and sets *digits to their number (read from the device, which the sort needs anyway).
+// offsets and cursor = offsets, and sets *digits to their number and *largest to the largest window's (read from the
+// device, which the sort needs anyway).
 // The stage lives in the batch-affine rounds' first buffer, which is idle until the accumulation and holds several
 // windows once an MSM with rounds has run; windows go through it in groups that fit.
 cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon, uint32_t n, int split, uint32_t c,
                         uint32_t windows, uint32_t buckets, const uint32_t* offsets, const uint32_t* counts,
-                        uint32_t* cursor, uint32_t* entries, uint64_t* digits) {
+                        uint32_t* cursor, uint32_t* entries, uint64_t* digits, uint64_t* largest_window) {
     const uint32_t coarse = stage_coarse(c);
     const size_t total = (size_t)windows * buckets;
     std::vector<uint32_t> start(windows + 1);
@@ -914,6 +915,7 @@ cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon,
     *digits = start[windows];
     size_t largest = 0;
     for (uint32_t w = 0; w < windows; w++) largest = std::max<size_t>(largest, start[w + 1] - start[w]);
+    *largest_window = largest;
     if (largest == 0) return status_ok();
     size_t cap = B->ba_elems[0].cap / sizeof(uint2);
     if (cap < largest) {
@@ -1017,7 +1019,10 @@ size_t batch_affine_budget(size_t held) {
         cudaGetLastError();
         return 0;
     }
-    return std::min<size_t>((usable_free(free_b, total_b) + held) / 2, 24ull << 30);
+    // (Until 2026-12-03 this halved the held memory too, against this comment. With two prover lanes on one H200 at
+    // 2^27 only a few GB are free beside the other lane's buffers, so (free + held) / 2 fell below a window's need
+    // although the set already held it, and MSM H fell back to XYZZ in three proofs of eight.)
+    return std::min<size_t>(usable_free(free_b, total_b) / 2 + held, 24ull << 30);
 }
 
 // Device fp_t values the inversion tree over m values takes (the values, the prefixes of every level below the top).
@@ -1243,9 +1248,10 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, counts, offsets, (int)total, st));
         CUZK_TRY(cudaMemcpyAsync(cursor, offsets, (size_t)total * 4, cudaMemcpyDeviceToDevice, st));
         bool digits_known = false;
+        uint64_t largest_window = 0;  // known after the staged sort
         if (use_staged_sort(n, others, c)) {
             CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, offsets, counts, cursor,
-                                   (uint32_t*)B->entries.ptr, &stats->digits));
+                                   (uint32_t*)B->entries.ptr, &stats->digits, &largest_window));
             digits_known = true;
         } else {
             uint32_t group = scatter_group(n, others, windows, c);
@@ -1281,8 +1287,12 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
                 size_t held = B->ba_elems[0].cap + B->ba_elems[1].cap + B->ba_tree.cap + B->ba_cnt[0].cap +
                               B->ba_cnt[1].cap + B->ba_off[0].cap + B->ba_off[1].cap;
                 budget = batch_affine_budget(held);
-                uint64_t per_window = stats->digits / windows;
-                per_window += per_window / 8;
+                // The largest window's digits where the sort counted them; otherwise the mean and an eighth.
+                uint64_t per_window = largest_window;
+                if (per_window == 0) {
+                    per_window = stats->digits / windows;
+                    per_window += per_window / 8;
+                }
                 if (effective_accumulate(accumulate) == CUZK_MSM_ACCUMULATE_AUTO &&
                     ba_group_bytes(per_window, buckets) > budget)
                     affine = false;
