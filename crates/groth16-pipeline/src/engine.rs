@@ -124,6 +124,9 @@ pub struct PartitionReport {
     pub partition: usize,
     /// The GPU whose lane proved it (see [`EngineOptions::gpus`]), when a stage ran on the GPU.
     pub gpu: Option<u32>,
+    /// The lane that proved it: its place in [`EngineOptions::gpus`] (0 with one lane). Each lane proves one partition
+    /// at a time, so a lane's reports give its own pace.
+    pub lane: usize,
     /// Its synthesis (witness and a, b, c).
     pub synthesis: Duration,
     /// From the end of its synthesis to the prover taking it.
@@ -153,6 +156,7 @@ impl PartitionReport {
         if let Some(gpu) = self.gpu {
             kv.push(("gpu", gpu.to_string()));
         }
+        kv.push(("lane", self.lane.to_string()));
         kv.extend([
             ("synthesis_ms", ms(self.synthesis)),
             ("queue_wait_ms", ms(self.queue_wait)),
@@ -261,6 +265,8 @@ impl Drop for WorkerDone {
 /// One prover lane: its device (when a stage runs on the GPU), the parameters there, and the compiled shape's
 /// products for it. Its prover and stager threads run on that device.
 struct Lane {
+    // Its place in the engine's lanes (PartitionReport::lane).
+    index: usize,
     device: Option<u32>,
     // The parameters on the device (kept resident, or the streamed set), for the engine's life.
     gpu: Option<Arc<GpuParams>>,
@@ -370,8 +376,10 @@ impl Engine {
         let lanes = gpus
             .iter()
             .zip(uploads)
-            .map(|(&d, gpu)| {
+            .enumerate()
+            .map(|(index, (&d, gpu))| {
                 Ok(Lane {
+                    index,
                     device: on_gpu.then_some(d),
                     gpu: gpu?,
                     products: None,
@@ -747,6 +755,7 @@ impl Engine {
         let mut report = PartitionReport {
             partition,
             gpu: lane.device,
+            lane: lane.index,
             synthesis: item.synthesis,
             queue_wait: item.done_at.elapsed(),
             prove_start: started.elapsed(),
