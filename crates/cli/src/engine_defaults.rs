@@ -70,7 +70,8 @@ pub(crate) struct LaneArgs {
     gpus: GpuSelection,
     /// Prover lanes on each GPU: `auto` (default: two where the GPU's memory holds the parameters and two proofs'
     /// working memory, as the H200 does at 2^27; else one) or a count. Two lanes overlap one proof's host work and
-    /// small MSMs with the other's kernels: on the H200, 9-12 % more 2^27 partitions per hour than one.
+    /// small MSMs with the other's kernels; on the H200 they have so far matched one lane's pace at 2^24 and 2^27
+    /// (BENCHMARKS.md), holding more device memory.
     #[arg(long, env = "CUZK_LANES_PER_GPU", default_value = "auto")]
     lanes_per_gpu: LanesPerGpu,
 }
