@@ -896,8 +896,8 @@ cuzk_status raise_stage_smem_limits() {
 }
 
 // Places the digits of the MSM's scalars in `entries` (see stage_coarse_kernel), given the histogram's counts and
-// offsets and cursor = offsets, and sets *digits to their number and *largest to the largest window's (read from the
-// device, which the sort needs anyway).
+// offsets and cursor = offsets, and sets *digits to their number and *largest_window to the largest window's (read
+// from the device, which the sort needs anyway).
 // The stage lives in the batch-affine rounds' first buffer, which is idle until the accumulation and holds several
 // windows once an MSM with rounds has run; windows go through it in groups that fit.
 cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon, uint32_t n, int split, uint32_t c,
@@ -1020,7 +1020,7 @@ size_t batch_affine_budget(size_t held) {
         return 0;
     }
     // (Until 2026-12-03 this halved the held memory too, against this comment. With two prover lanes on one H200 at
-    // 2^27 only a few GB are free beside the other lane's buffers, so (free + held) / 2 fell below a window's need
+    // 2^27 the card is nearly full (137 GiB of 140 at the peak), so (free + held) / 2 could fall below a window's need
     // although the set already held it, and MSM H fell back to XYZZ in three proofs of eight.)
     return std::min<size_t>(usable_free(free_b, total_b) / 2 + held, 24ull << 30);
 }
