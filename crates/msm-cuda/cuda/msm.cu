@@ -1020,7 +1020,7 @@ size_t batch_affine_budget(size_t held) {
         return 0;
     }
     // (Until 2026-12-03 this halved the held memory too, against this comment. With two prover lanes on one H200 at
-    // 2^27 the card is nearly full (137 GiB of 140 at the peak), so (free + held) / 2 could fall below a window's need
+    // 2^27 the card is nearly full (134 of its 140 GiB at the peak), so (free + held) / 2 could fall below a window's need
     // although the set already held it, and MSM H fell back to XYZZ in three proofs of eight.)
     return std::min<size_t>(usable_free(free_b, total_b) / 2 + held, 24ull << 30);
 }
