@@ -557,11 +557,11 @@ pub(crate) fn sustained_ms(reports: &[&PartitionReport]) -> Option<f64> {
         ends.entry(r.lane).or_default().push(r.prove_end);
     }
     let mut rate = 0.0; // partitions per ms
-    for lane in ends.values_mut() {
-        lane.sort();
-        if let (Some(first), Some(last)) = (lane.first(), lane.last()) {
+    for lane in ends.values() {
+        if let (Some(first), Some(last)) = (lane.iter().min(), lane.iter().max()) {
+            // A lane with one finish spans nothing and adds nothing.
             let span = ms(*last - *first);
-            if lane.len() >= 2 && span > 0.0 {
+            if span > 0.0 {
                 rate += (lane.len() - 1) as f64 / span;
             }
         }
