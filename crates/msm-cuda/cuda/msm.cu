@@ -895,27 +895,39 @@ cuzk_status raise_stage_smem_limits() {
     return status_ok();
 }
 
-// Places the digits of the MSM's scalars in `entries` (see stage_coarse_kernel), given the histogram's counts and
-// offsets and cursor = offsets, and sets *digits to their number and *largest_window to the largest window's (read
-// from the device, which the sort needs anyway).
-// The stage lives in the batch-affine rounds' first buffer, which is idle until the accumulation and holds several
-// windows once an MSM with rounds has run; windows go through it in groups that fit.
-cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon, uint32_t n, int split, uint32_t c,
-                        uint32_t windows, uint32_t buckets, const uint32_t* offsets, const uint32_t* counts,
-                        uint32_t* cursor, uint32_t* entries, uint64_t* digits, uint64_t* largest_window) {
-    const uint32_t coarse = stage_coarse(c);
+// The windows' first offsets into the sorted digits, read from the scan's offsets and counts: start[w] for each
+// window and start[windows], the number of digits. One host sync; both sorts need the total, and the staged sort and
+// the batch-affine decision need each window's length.
+cuzk_status window_starts(cudaStream_t st, const uint32_t* offsets, const uint32_t* counts, uint32_t windows,
+                          uint32_t buckets, std::vector<uint32_t>* start) {
     const size_t total = (size_t)windows * buckets;
-    std::vector<uint32_t> start(windows + 1);
+    start->assign(windows + 1, 0);
     uint32_t tail[2];
-    CUZK_TRY(cudaMemcpy2DAsync(start.data(), 4, offsets, (size_t)buckets * 4, 4, windows, cudaMemcpyDeviceToHost, st));
+    CUZK_TRY(cudaMemcpy2DAsync(start->data(), 4, offsets, (size_t)buckets * 4, 4, windows, cudaMemcpyDeviceToHost,
+                               st));
     CUZK_TRY(cudaMemcpyAsync(&tail[0], offsets + total - 1, 4, cudaMemcpyDeviceToHost, st));
     CUZK_TRY(cudaMemcpyAsync(&tail[1], counts + total - 1, 4, cudaMemcpyDeviceToHost, st));
     CUZK_TRY(cudaStreamSynchronize(st));
-    start[windows] = tail[0] + tail[1];
-    *digits = start[windows];
+    (*start)[windows] = tail[0] + tail[1];
+    return status_ok();
+}
+
+// The most digits in one window, from window_starts' list.
+size_t largest_window(const std::vector<uint32_t>& start) {
     size_t largest = 0;
-    for (uint32_t w = 0; w < windows; w++) largest = std::max<size_t>(largest, start[w + 1] - start[w]);
-    *largest_window = largest;
+    for (size_t w = 0; w + 1 < start.size(); w++) largest = std::max<size_t>(largest, start[w + 1] - start[w]);
+    return largest;
+}
+
+// Places the digits of the MSM's scalars in `entries` (see stage_coarse_kernel), given the histogram's offsets,
+// cursor = offsets and the windows' starts (window_starts).
+// The stage lives in the batch-affine rounds' first buffer, which is idle until the accumulation and holds several
+// windows once an MSM with rounds has run; windows go through it in groups that fit.
+cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon, uint32_t n, int split, uint32_t c,
+                        uint32_t windows, uint32_t buckets, const uint32_t* offsets, const std::vector<uint32_t>& start,
+                        uint32_t* cursor, uint32_t* entries) {
+    const uint32_t coarse = stage_coarse(c);
+    const size_t largest = largest_window(start);
     if (largest == 0) return status_ok();
     size_t cap = B->ba_elems[0].cap / sizeof(uint2);
     if (cap < largest) {
@@ -1247,12 +1259,12 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_CHECK(scratch(B->cub, tmp, "the scan"));
         CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, counts, offsets, (int)total, st));
         CUZK_TRY(cudaMemcpyAsync(cursor, offsets, (size_t)total * 4, cudaMemcpyDeviceToDevice, st));
-        bool digits_known = false;
-        uint64_t largest_window = 0;  // known after the staged sort
+        std::vector<uint32_t> start;
+        CUZK_CHECK(window_starts(st, offsets, counts, windows, buckets, &start));
+        stats->digits = start[windows];
         if (use_staged_sort(n, others, c)) {
-            CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, offsets, counts, cursor,
-                                   (uint32_t*)B->entries.ptr, &stats->digits, &largest_window));
-            digits_known = true;
+            CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, offsets, start, cursor,
+                                   (uint32_t*)B->entries.ptr));
         } else {
             uint32_t group = scatter_group(n, others, windows, c);
             dim3 grid(blocks_for(n, 256), (windows + group - 1) / group);
@@ -1269,32 +1281,19 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_CHECK(scratch(B->parts_b, part_bytes, "partial sums"));
         Xyzz* cur = (Xyzz*)B->parts_a.ptr;
         Xyzz* other = (Xyzz*)B->parts_b.ptr;
-        if (!digits_known) {
-            uint32_t last[2];
-            CUZK_TRY(cudaMemcpyAsync(&last[0], offsets + total - 1, 4, cudaMemcpyDeviceToHost, st));
-            CUZK_TRY(cudaMemcpyAsync(&last[1], counts + total - 1, 4, cudaMemcpyDeviceToHost, st));
-            CUZK_TRY(cudaStreamSynchronize(st));
-            stats->digits = (uint64_t)last[0] + last[1];
-        }
         bool affine = false;
         size_t budget = 0;
         if constexpr (std::is_same<F, Fp>::value) {
             affine = use_batch_affine(accumulate, stats->digits, total);
             if (affine) {
-                // One window's working memory (its digits taken as even, plus an eighth) must fit the budget, or
-                // a choice left to AUTO falls back to XYZZ, which needs no more than it has (an explicit request
-                // goes ahead and fails, if it must, with the allocation's own error).
+                // The largest window's working memory must fit the budget, or a choice left to AUTO falls back to
+                // XYZZ, which needs no more than it has (an explicit request goes ahead and fails, if it must, with
+                // the allocation's own error).
                 size_t held = B->ba_elems[0].cap + B->ba_elems[1].cap + B->ba_tree.cap + B->ba_cnt[0].cap +
                               B->ba_cnt[1].cap + B->ba_off[0].cap + B->ba_off[1].cap;
                 budget = batch_affine_budget(held);
-                // The largest window's digits where the sort counted them; otherwise the mean and an eighth.
-                uint64_t per_window = largest_window;
-                if (per_window == 0) {
-                    per_window = stats->digits / windows;
-                    per_window += per_window / 8;
-                }
                 if (effective_accumulate(accumulate) == CUZK_MSM_ACCUMULATE_AUTO &&
-                    ba_group_bytes(per_window, buckets) > budget)
+                    ba_group_bytes(largest_window(start), buckets) > budget)
                     affine = false;
             }
         }
