@@ -5,6 +5,7 @@
 // in, natural out). A natural-to-natural transform adds a tiled bit reversal.
 // Twiddles w^i (i < n/2) for both directions are computed once per domain and stay on the device.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -163,15 +164,34 @@ struct PassSmem {
     }
 };
 
+// Twiddles a pass holds in shared memory: stage st of k pairs bit b of m (DIF b = k - 1 - st, DIT b = st) and needs one
+// twiddle for each value of the 2^log_glow low group bits and of m's b bits below: 2^log_glow (2^k - 1) in all, at
+// most as many as the block's scalars.
+__host__ __device__ constexpr uint32_t pass_twiddles(uint32_t k, uint32_t log_glow) { return ((1u << k) - 1) << log_glow; }
+
+// The twiddle table in shared memory: two planes of 16-byte halves, so that a warp reading consecutive twiddles (or
+// one, broadcast) touches distinct banks.
+struct TwiddleSmem {
+    uint4* base;
+    uint32_t count;
+    __device__ __forceinline__ fr_t get(uint32_t i) const { return from_halves(base[i], base[count + i]); }
+    __device__ __forceinline__ void set(uint32_t i, const fr_t& v) const {
+        base[i] = low_half(v);
+        base[count + i] = high_half(v);
+    }
+};
+
 // One pass of k radix-2 stages over groups of 2^k scalars spaced 2^low_bits apart.
 // A block holds 2^log_glow groups adjacent in the low bits (coalesced loads) times 2^log_ghigh groups in the high bits.
 // Stages go two at a time (radix 4): a thread takes the four scalars that two consecutive stages pair up, so each
 // round is one trip through shared memory and one barrier for two stages, and a thread's two butterflies per stage
-// are independent work for the scheduler. An odd stage left over runs radix 2. Twiddles w^e are read from the
-// domain's table (e < n/2) at the start of each round: three a round, as its fourth butterfly shares one (see
-// round_twiddles). Three loads where there were four made the 2^27 forward NTT 55.8 -> 53.7 ms and H 2^27 347.2 -> 333.3
-// ms (H200, 2026-12-03). Loading a round's twiddles during the round before (held in registers across the barrier)
-// spilled 128 bytes and took 62.1 ms.
+// are independent work for the scheduler. An odd stage left over runs radix 2. The pass's twiddles (at most one per
+// scalar, see pass_twiddles) are loaded from the domain's table (w^e, e < n/2) into shared memory with the scalars,
+// before the first round, so the rounds wait on no global load: three a round, as its fourth butterfly shares one
+// (see round_twiddles). Read from the table at each round instead, the 2^27 forward NTT took 52.95 against 50.47 ms,
+// H 2^27 329.8 against 320.2 ms (H200, 2026-12-03); three reads where there were four had made it 55.8 -> 53.7 ms,
+// and loading a round's twiddles during the round before (held in registers across the barrier) spilled 128 bytes
+// and took 62.1 ms.
 constexpr uint32_t PASS_MAX_THREADS = 256;
 
 template <bool DIT, MulForm FORM, bool SWZ, int MINB>
@@ -191,11 +211,19 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, MINB)
         uint64_t hi = hi_base + (l >> (ps.log_glow + ps.k));
         return (hi << (ps.low_bits + ps.k)) | (m << ps.low_bits) | lo;
     };
-    // The twiddle of the butterfly whose lower scalar is l, at global stage s.
-    auto twiddle = [&](uint32_t l, uint32_t s) -> fr_t {
-        const uint64_t half_mask = DIT ? ((1ull << s) - 1) : ((1ull << (log_n - s - 1)) - 1);
-        const uint32_t shift = DIT ? (log_n - s - 1) : s;
-        return tw[(global_index(l) & half_mask) << shift];
+    // The pass's twiddles, loaded into shared memory after the scalars before the first round (see pass_twiddles):
+    // local stage st's twiddles lie at tw_off(st), one for each value of the bits of l below its pairing bit.
+    const uint32_t gmask = (1u << ps.log_glow) - 1;
+    const uint32_t tw_count = pass_twiddles(ps.k, ps.log_glow);
+    const TwiddleSmem tws{smem_raw + 2 * e, tw_count};
+    auto tw_bits = [&](uint32_t st) { return DIT ? st : ps.k - 1 - st; };  // bits of m below the pairing bit
+    auto tw_off = [&](uint32_t st) {
+        return (DIT ? (1u << st) - 1 : (1u << ps.k) - (1u << (ps.k - st))) << ps.log_glow;
+    };
+    // The twiddle of the butterfly whose lower scalar is l, at local stage st.
+    auto twiddle = [&](uint32_t l, uint32_t st) -> fr_t {
+        const uint32_t mb = (l >> ps.log_glow) & ((1u << tw_bits(st)) - 1);
+        return tws.get(tw_off(st) + ((mb << ps.log_glow) | (l & gmask)));
     };
     // A radix-4 round (local stages st and st + 1) pairs the bits q and q + 1 of l: DIF from the top of m down, DIT
     // from the bottom up. Quad qd's four scalars are l0 + {0, 1, 2, 3} << q.
@@ -208,15 +236,15 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, MINB)
         const uint32_t q = quad_bit(st), s = ps.s0 + st;
         const uint32_t l0 = quad_l0(qd, q), l1 = l0 | (1u << q);
         if (DIT) {
-            w[0] = twiddle(l0, s);
-            w[1] = twiddle(l0, s + 1);
-            w[2] = twiddle(l1, s + 1);
+            w[0] = twiddle(l0, st);
+            w[1] = twiddle(l0, st + 1);
+            w[2] = twiddle(l1, st + 1);
         } else if (s + 2 == log_n) {
-            w[1] = twiddle(l1, s);
+            w[1] = twiddle(l1, st);
         } else {
-            w[0] = twiddle(l0, s);
-            w[1] = twiddle(l1, s);
-            w[2] = twiddle(l0, s + 1);
+            w[0] = twiddle(l0, st);
+            w[1] = twiddle(l1, st);
+            w[2] = twiddle(l0, st + 1);
         }
     };
     // The round's four butterflies on x0..x3 (global stage s first), with round_twiddles' w.
@@ -244,6 +272,15 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, MINB)
             butterfly<false, round_form<FORM, 3>()>(x2, x3, w[2]);
         }
     };
+    // Stage s's twiddle for lower scalar l is w^(g << (DIT ? log_n - s - 1 : s)), g the bits of l's global index
+    // below the pairing bit: the low bits (the block's lo_base and l's low group bits) and m's bits below.
+    for (uint32_t st = 0; st < ps.k; st++) {
+        const uint32_t s = ps.s0 + st, shift = DIT ? log_n - s - 1 : s, off = tw_off(st);
+        for (uint32_t i = threadIdx.x; i < (1u << (tw_bits(st) + ps.log_glow)); i += blockDim.x) {
+            const uint64_t g = ((uint64_t)(i >> ps.log_glow) << ps.low_bits) | lo_base | (i & gmask);
+            tws.set(off + i, load(&tw[g << shift]));
+        }
+    }
     for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) smem.set(l, load(&data[global_index(l)]));
     __syncthreads();
     auto radix4 = [&](uint32_t st) {
@@ -273,7 +310,7 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, MINB)
             if (!DIT && s + 1 == log_n) {
                 butterfly_unit(u, v);
             } else {
-                butterfly<DIT, round_form<FORM, 0>()>(u, v, twiddle(l1, s));
+                butterfly<DIT, round_form<FORM, 0>()>(u, v, twiddle(l1, st));
             }
             smem.set(l1, u);
             smem.set(l2, v);
@@ -329,50 +366,66 @@ bool smem_swizzled() {
 }
 
 // Resident pass blocks per SM the kernel is built for, per direction: 3 (at most 85 registers a thread) or 4 (at most
-// 64; the shared memory allows 4 blocks of 1024 scalars). DIF 3 and DIT 4 by default: at 4, DIT spills 8 bytes and
-// gains, DIF spills 156 and loses (2^27 forward DIF NTT 55.8 ms at 3, 58.3 at 4; H 2^27 425.4 ms with 3 for both, 422.9
-// with 4 for both; H200, 2026-12-01). CUZK_NTT_BLOCKS=D,T (each 3 or 4; one value for both) is the A/B switch.
+// 64). 3 for both by default: a block of 1024 scalars and its twiddles takes 64 KiB of shared memory, so no more than
+// 3 fit an SM in any case, and DIT at 4 then spills 16 bytes for nothing (H 2^27 320.6 ms with DIT at 4, 320.2 at 3;
+// H200, 2026-12-03). CUZK_NTT_BLOCKS=D,T (each 3 or 4; one value for both) is the A/B switch.
 int pass_min_blocks(bool dit) {
     static const int both = [] {
         const char* v = getenv("CUZK_NTT_BLOCKS");
         const std::string s = v ? v : "";
         auto pick = [](char c, int dflt) { return c == '3' ? 3 : c == '4' ? 4 : dflt; };
-        int dif = 3, ditb = 4;
+        int dif = 3, ditb = 3;
         if (s.size() == 1) dif = ditb = pick(s[0], 0);
         if (s.size() == 3 && s[1] == ',') {
             dif = pick(s[0], 0);
             ditb = pick(s[2], 0);
         }
-        if (dif == 0 || ditb == 0) dif = 3, ditb = 4;
+        if (dif == 0 || ditb == 0) dif = 3, ditb = 3;
         return dif * 10 + ditb;
     }();
     return dit ? both % 10 : both / 10;
 }
 
+// The most dynamic shared memory a pass takes: 2^MAX_LOG_BLOCK scalars and as many twiddles, less one.
+constexpr size_t PASS_MAX_SMEM = sizeof(fr_t) * ((2u << MAX_LOG_BLOCK) - 1);
+
+// Raises a pass kernel's dynamic shared-memory limit to PASS_MAX_SMEM, once per device (the default is 48 KiB).
+template <bool DIT, MulForm F, bool SWZ, int MINB>
+cudaError_t raise_pass_smem() {
+    static std::atomic<uint64_t> raised{0};
+    int dev = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err != cudaSuccess) return err;
+    const uint64_t bit = dev < 64 ? 1ull << dev : 0;
+    if (bit && (raised.load() & bit)) return cudaSuccess;
+    err = cudaFuncSetAttribute(ntt_pass<DIT, F, SWZ, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)PASS_MAX_SMEM);
+    if (err == cudaSuccess) raised.fetch_or(bit);
+    return err;
+}
+
 template <MulForm F, bool SWZ, int MINB>
-void launch_pass_as(bool dit, dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data,
-                    uint32_t log_n, const PassShape& ps, const fr_t* tw) {
+cudaError_t launch_pass_as(bool dit, dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data,
+                           uint32_t log_n, const PassShape& ps, const fr_t* tw) {
+    cudaError_t err = dit ? raise_pass_smem<true, F, SWZ, MINB>() : raise_pass_smem<false, F, SWZ, MINB>();
+    if (err != cudaSuccess) return err;
     if (dit)
         ntt_pass<true, F, SWZ, MINB><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
     else
         ntt_pass<false, F, SWZ, MINB><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+    return cudaSuccess;
 }
 
 template <MulForm F>
-void launch_pass(bool dit, dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data, uint32_t log_n,
-                 const PassShape& ps, const fr_t* tw) {
+cudaError_t launch_pass(bool dit, dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data,
+                        uint32_t log_n, const PassShape& ps, const fr_t* tw) {
     const bool swz = smem_swizzled();
     if (pass_min_blocks(dit) == 4) {
-        if (swz)
-            launch_pass_as<F, true, 4>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
-        else
-            launch_pass_as<F, false, 4>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
-    } else {
-        if (swz)
-            launch_pass_as<F, true, 3>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
-        else
-            launch_pass_as<F, false, 3>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
+        if (swz) return launch_pass_as<F, true, 4>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
+        return launch_pass_as<F, false, 4>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
     }
+    if (swz) return launch_pass_as<F, true, 3>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
+    return launch_pass_as<F, false, 3>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
 }
 
 // Stages per pass, in the order run, for a transform of 2^log_n: the fewest passes, as even as they allow (8, 8, 8 at
@@ -439,14 +492,16 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
         uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
         uint32_t threads = std::max(1u, std::min(pass_threads(), (1u << log_e) / 4));
         dim3 grid(1u << (log_n - log_e), batch);
-        size_t shmem = sizeof(fr_t) << log_e;
+        const size_t shmem = sizeof(fr_t) * ((1u << log_e) + pass_twiddles(ps.k, ps.log_glow));
+        cudaError_t err;
         switch (mul_form()) {
-            case MulForm::Chains: launch_pass<MulForm::Chains>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
-            case MulForm::Fold: launch_pass<MulForm::Fold>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
-            case MulForm::Float64: launch_pass<MulForm::Float64>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
-            case MulForm::Hybrid: launch_pass<MulForm::Hybrid>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
-            default: launch_pass<MulForm::Unsaturated>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
+            case MulForm::Chains: err = launch_pass<MulForm::Chains>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
+            case MulForm::Fold: err = launch_pass<MulForm::Fold>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
+            case MulForm::Float64: err = launch_pass<MulForm::Float64>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
+            case MulForm::Hybrid: err = launch_pass<MulForm::Hybrid>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
+            default: err = launch_pass<MulForm::Unsaturated>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
         }
+        CUZK_TRY(err);
         CUZK_TRY_LAUNCH("ntt_pass");
         done += ps.k;
     }
