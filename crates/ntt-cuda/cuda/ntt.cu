@@ -188,8 +188,8 @@ struct TwiddleSmem {
 // are independent work for the scheduler. An odd stage left over runs radix 2. The pass's twiddles (at most one per
 // scalar, see pass_twiddles) are loaded from the domain's table (w^e, e < n/2) into shared memory with the scalars,
 // before the first round, so the rounds wait on no global load: three a round, as its fourth butterfly shares one
-// (see round_twiddles). Read from the table at each round instead, the 2^27 forward NTT took 52.95 against 50.47 ms,
-// H 2^27 329.8 against 320.2 ms (H200, 2026-12-03); three reads where there were four had made it 55.8 -> 53.7 ms,
+// (see round_twiddles). Read from the table at each round instead, the 2^27 forward NTT took 52.94 against 50.49 ms,
+// H 2^27 329.7 against 320.2 ms (H200, 2026-12-03); three reads where there were four had made it 55.8 -> 53.7 ms,
 // and loading a round's twiddles during the round before (held in registers across the barrier) spilled 128 bytes
 // and took 62.1 ms.
 constexpr uint32_t PASS_MAX_THREADS = 256;
@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, MINB)
         uint64_t hi = hi_base + (l >> (ps.log_glow + ps.k));
         return (hi << (ps.low_bits + ps.k)) | (m << ps.low_bits) | lo;
     };
-    // The pass's twiddles, loaded into shared memory after the scalars before the first round (see pass_twiddles):
+    // The pass's twiddles, loaded into shared memory with the scalars before the first round (see pass_twiddles):
     // local stage st's twiddles lie at tw_off(st), one for each value of the bits of l below its pairing bit.
     const uint32_t gmask = (1u << ps.log_glow) - 1;
     const uint32_t tw_count = pass_twiddles(ps.k, ps.log_glow);
