@@ -29,6 +29,7 @@
 #include "device_mem.cuh"
 #include "fr.cuh"
 #include "msm.h"
+#include "once_per_device.cuh"
 #include "status.cuh"
 
 using namespace cuzk;
@@ -564,6 +565,24 @@ __global__ void to_jacobian_kernel(const xyzz_t<F>* __restrict__ in, uint32_t n,
 constexpr uint32_t BA_TAIL = 8;   // rounds stop once no bucket is longer
 constexpr uint32_t INV_G = 8;     // fan-in of the inversion tree (its latency is INV_G products a level)
 
+// A/B switches for the two constants above, read once: CUZK_MSM_BA_TAIL=1..64 and CUZK_MSM_INV_G=2..64. Measured on
+// the H200 (2026-12-03, random scalars, accumulation phase): tails of 4 and 2 took 2^24 120.2 -> 120.9 / 121.7 ms
+// and 2^26 410.4 -> 411.4 / 415.3 ms; fan-in 16 took 2^24 121.6, 2^25 236.4 -> 238.8, 2^27 799.6 -> 806.8 ms, and
+// 2^26 407.2 only because its smaller tree let three windows share a group (29 rounds where 39 ran); 32 was slower.
+uint32_t env_u32(const char* name, uint32_t lo, uint32_t hi, uint32_t dflt) {
+    const char* e = getenv(name);
+    long v = e ? strtol(e, nullptr, 10) : 0;
+    return v >= (long)lo && v <= (long)hi ? (uint32_t)v : dflt;
+}
+uint32_t ba_tail_len() {
+    static const uint32_t v = env_u32("CUZK_MSM_BA_TAIL", 1, 64, BA_TAIL);
+    return v;
+}
+uint32_t inv_fan_in() {
+    static const uint32_t v = env_u32("CUZK_MSM_INV_G", 2, 64, INV_G);
+    return v;
+}
+
 __device__ __forceinline__ bool fp_eq(const fp_t& a, const fp_t& b) {
     uint32_t acc = 0;
 #pragma unroll
@@ -731,9 +750,9 @@ __global__ void window_bounds_kernel(const uint32_t* __restrict__ offsets, const
 // v[u + 2T], ... into next[u], keeping the prefix products; the top value is inverted; level down, each thread turns
 // its inverse of the product back into the inverses of its values, in place. Strided groups keep neighbouring
 // threads on neighbouring values (coalesced; contiguous groups of 8 ran at a tenth of the bandwidth).
-__global__ void __launch_bounds__(256) inv_up_kernel(const fp_t* __restrict__ v, uint32_t m, fp_t* __restrict__ pre,
-                                                     fp_t* __restrict__ next) {
-    uint32_t T = (m + INV_G - 1) / INV_G;
+__global__ void __launch_bounds__(256) inv_up_kernel(const fp_t* __restrict__ v, uint32_t m, uint32_t g,
+                                                     fp_t* __restrict__ pre, fp_t* __restrict__ next) {
+    uint32_t T = (m + g - 1) / g;
     uint32_t u = blockIdx.x * blockDim.x + threadIdx.x;
     if (u >= T) return;
     fp_t acc = load16(&v[u]);
@@ -747,9 +766,9 @@ __global__ void __launch_bounds__(256) inv_up_kernel(const fp_t* __restrict__ v,
 
 __global__ void inv_top_kernel(fp_t* v) { v[0] = fp_inv(v[0]); }
 
-__global__ void __launch_bounds__(256) inv_down_kernel(fp_t* __restrict__ v, uint32_t m, const fp_t* __restrict__ pre,
-                                                       const fp_t* __restrict__ next_inv) {
-    uint32_t T = (m + INV_G - 1) / INV_G;
+__global__ void __launch_bounds__(256) inv_down_kernel(fp_t* __restrict__ v, uint32_t m, uint32_t g,
+                                                       const fp_t* __restrict__ pre, const fp_t* __restrict__ next_inv) {
+    uint32_t T = (m + g - 1) / g;
     uint32_t u = blockIdx.x * blockDim.x + threadIdx.x;
     if (u >= T) return;
     uint32_t last = u + (m - 1 - u) / T * T;  // this thread's last value
@@ -882,16 +901,15 @@ constexpr size_t STAGE_BYTES = 2ull << 30;
 // The stage kernels' dynamic shared memory limits, raised once per device to what any window needs.
 cuzk_status raise_stage_smem_limits() {
     static std::atomic<uint64_t> raised{0};
-    int dev = 0;
-    CUZK_TRY(cudaGetDevice(&dev));
-    const uint64_t bit = dev < 64 ? 1ull << dev : 0;
-    if (bit && (raised.load() & bit)) return status_ok();
-    size_t smem_a = 0;
-    for (uint32_t c = 10; c <= MAX_WINDOW; c++) smem_a = std::max(smem_a, stage_coarse_smem(c));
-    CUZK_TRY(cudaFuncSetAttribute(stage_coarse_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_a));
-    CUZK_TRY(cudaFuncSetAttribute(stage_fine_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)STAGE_FINE_SMEM));
-    raised.fetch_or(bit);
+    CUZK_TRY(once_per_device(raised, [] {
+        size_t smem_a = 0;
+        for (uint32_t c = 10; c <= MAX_WINDOW; c++) smem_a = std::max(smem_a, stage_coarse_smem(c));
+        cudaError_t err =
+            cudaFuncSetAttribute(stage_coarse_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_a);
+        if (err != cudaSuccess) return err;
+        return cudaFuncSetAttribute(stage_fine_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    (int)STAGE_FINE_SMEM);
+    }));
     return status_ok();
 }
 
@@ -920,14 +938,13 @@ size_t largest_window(const std::vector<uint32_t>& start) {
 }
 
 // Places the digits of the MSM's scalars in `entries` (see stage_coarse_kernel), given the histogram's offsets,
-// cursor = offsets and the windows' starts (window_starts).
+// cursor = offsets, the windows' starts (window_starts) and the most digits in one of them (largest_window).
 // The stage lives in the batch-affine rounds' first buffer, which is idle until the accumulation and holds several
 // windows once an MSM with rounds has run; windows go through it in groups that fit.
 cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon, uint32_t n, int split, uint32_t c,
                         uint32_t windows, uint32_t buckets, const uint32_t* offsets, const std::vector<uint32_t>& start,
-                        uint32_t* cursor, uint32_t* entries) {
+                        size_t largest, uint32_t* cursor, uint32_t* entries) {
     const uint32_t coarse = stage_coarse(c);
-    const size_t largest = largest_window(start);
     if (largest == 0) return status_ok();
     size_t cap = B->ba_elems[0].cap / sizeof(uint2);
     if (cap < largest) {
@@ -1039,8 +1056,9 @@ size_t batch_affine_budget(size_t held) {
 
 // Device fp_t values the inversion tree over m values takes (the values, the prefixes of every level below the top).
 size_t inv_tree_elems(uint32_t m) {
+    const uint32_t g = inv_fan_in();
     size_t total = 0;
-    for (uint32_t mm = m;; mm = (mm + INV_G - 1) / INV_G) {
+    for (uint32_t mm = m;; mm = (mm + g - 1) / g) {
         total += mm;
         if (mm <= 1) break;
         total += mm;
@@ -1056,7 +1074,8 @@ cuzk_status batch_invert(cudaStream_t st, fp_t* tree, uint32_t m) {
     uint32_t ms[24];
     int levels = 0;
     fp_t* at = tree;
-    for (uint32_t mm = m;; mm = (mm + INV_G - 1) / INV_G) {
+    const uint32_t g = inv_fan_in();
+    for (uint32_t mm = m;; mm = (mm + g - 1) / g) {
         vals[levels] = at;
         ms[levels] = mm;
         at += mm;
@@ -1066,15 +1085,15 @@ cuzk_status batch_invert(cudaStream_t st, fp_t* tree, uint32_t m) {
         levels++;
     }
     for (int l = 0; l < levels; l++) {
-        inv_up_kernel<<<blocks_for((ms[l] + INV_G - 1) / INV_G, 256), 256, 0, st>>>(vals[l], ms[l], pres[l],
-                                                                                      vals[l + 1]);
+        inv_up_kernel<<<blocks_for((ms[l] + g - 1) / g, 256), 256, 0, st>>>(vals[l], ms[l], g, pres[l],
+                                                                              vals[l + 1]);
         CUZK_TRY_LAUNCH("inv_up_kernel");
     }
     inv_top_kernel<<<1, 1, 0, st>>>(vals[levels]);
     CUZK_TRY_LAUNCH("inv_top_kernel");
     for (int l = levels - 1; l >= 0; l--) {
-        inv_down_kernel<<<blocks_for((ms[l] + INV_G - 1) / INV_G, 256), 256, 0, st>>>(vals[l], ms[l], pres[l],
-                                                                                        vals[l + 1]);
+        inv_down_kernel<<<blocks_for((ms[l] + g - 1) / g, 256), 256, 0, st>>>(vals[l], ms[l], g, pres[l],
+                                                                                vals[l + 1]);
         CUZK_TRY_LAUNCH("inv_down_kernel");
     }
     return status_ok();
@@ -1131,7 +1150,8 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
         BaLayout L{offsets + b0, counts + b0, hb[w0], nb};
         BaSource<true> src0{bases, entries, hb[w0]};
         BaSource<false> src{nullptr, nullptr, 0};
-        if (most > BA_TAIL) {
+        const uint32_t tail = ba_tail_len();
+        if (most > tail) {
             size_t e1 = ba_next_bound(E, nb), e2 = ba_next_bound(e1, nb);
             CUZK_CHECK(scratch(B->ba_elems[0], e1 * sizeof(affine_t<Fp>), "batch-affine sums"));
             CUZK_CHECK(scratch(B->ba_elems[1], e2 * sizeof(affine_t<Fp>), "batch-affine sums"));
@@ -1146,7 +1166,7 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
             CUZK_CHECK(scratch(B->cub, tmp, "the scan"));
             fp_t* tree = (fp_t*)B->ba_tree.ptr;
             uint64_t bound = E;
-            for (int r = 0; most > BA_TAIL; r++) {
+            for (int r = 0; most > tail; r++) {
                 uint32_t* ncnt = (uint32_t*)B->ba_cnt[r % 2].ptr;
                 uint32_t* noff = (uint32_t*)B->ba_off[r % 2].ptr;
                 affine_t<Fp>* out_pts = (affine_t<Fp>*)B->ba_elems[r % 2].ptr;
@@ -1262,8 +1282,9 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         std::vector<uint32_t> start;
         CUZK_CHECK(window_starts(st, offsets, counts, windows, buckets, &start));
         stats->digits = start[windows];
+        const size_t largest = largest_window(start);
         if (use_staged_sort(n, others, c)) {
-            CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, offsets, start, cursor,
+            CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, offsets, start, largest, cursor,
                                    (uint32_t*)B->entries.ptr));
         } else {
             uint32_t group = scatter_group(n, others, windows, c);
@@ -1293,7 +1314,7 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
                               B->ba_cnt[1].cap + B->ba_off[0].cap + B->ba_off[1].cap;
                 budget = batch_affine_budget(held);
                 if (effective_accumulate(accumulate) == CUZK_MSM_ACCUMULATE_AUTO &&
-                    ba_group_bytes(largest_window(start), buckets) > budget)
+                    ba_group_bytes(largest, buckets) > budget)
                     affine = false;
             }
         }

@@ -17,6 +17,7 @@
 #include "device_mem.cuh"
 #include "fr.cuh"
 #include "ntt.h"
+#include "once_per_device.cuh"
 #include "status.cuh"
 
 using namespace cuzk;
@@ -193,9 +194,14 @@ struct TwiddleSmem {
 // and loading a round's twiddles during the round before (held in registers across the barrier) spilled 128 bytes
 // and took 62.1 ms.
 constexpr uint32_t PASS_MAX_THREADS = 256;
+// Resident pass blocks per SM the kernel is built for (at most 85 registers a thread): a block of 1024 scalars and
+// its twiddles takes 64 KiB of shared memory, so no more than 3 fit an SM. Built for 4 (at most 64 registers) the
+// passes spill (DIF 156 bytes, DIT 16). Before the twiddles moved to shared memory DIT at 4 was faster (H 2^27 412.6
+// against 425.4 ms); after it, no better (320.6 against 320.2 ms; H200, 2026-12-03), so the 4-block builds went.
+constexpr int PASS_MIN_BLOCKS = 3;
 
-template <bool DIT, MulForm FORM, bool SWZ, int MINB>
-__global__ void __launch_bounds__(PASS_MAX_THREADS, MINB)
+template <bool DIT, MulForm FORM, bool SWZ>
+__global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw) {
     extern __shared__ uint4 smem_raw[];
     const uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
@@ -328,7 +334,7 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, MINB)
 
 // Threads per pass block (each takes e / 4 / threads quads per round): 256 unless CUZK_NTT_THREADS
 // (64..256, a power of two) asks otherwise; an A/B switch for measuring occupancy against work per thread.
-// The kernel is built for at most 256 threads (and 3 or 4 blocks per SM: pass_min_blocks).
+// The kernel is built for at most 256 threads (and 3 blocks per SM: PASS_MIN_BLOCKS).
 uint32_t pass_threads() {
     static const uint32_t threads = [] {
         const char* v = getenv("CUZK_NTT_THREADS");
@@ -365,54 +371,28 @@ bool smem_swizzled() {
     return swz;
 }
 
-// Resident pass blocks per SM the kernel is built for, per direction: 3 (at most 85 registers a thread) or 4 (at most
-// 64). 3 for both by default: a block of 1024 scalars and its twiddles takes 64 KiB of shared memory, so no more than
-// 3 fit an SM in any case, and DIT at 4 then spills 16 bytes for nothing (H 2^27 320.6 ms with DIT at 4, 320.2 at 3;
-// H200, 2026-12-03). CUZK_NTT_BLOCKS=D,T (each 3 or 4; one value for both) is the A/B switch.
-int pass_min_blocks(bool dit) {
-    static const int both = [] {
-        const char* v = getenv("CUZK_NTT_BLOCKS");
-        const std::string s = v ? v : "";
-        auto pick = [](char c, int dflt) { return c == '3' ? 3 : c == '4' ? 4 : dflt; };
-        int dif = 3, ditb = 3;
-        if (s.size() == 1) dif = ditb = pick(s[0], 0);
-        if (s.size() == 3 && s[1] == ',') {
-            dif = pick(s[0], 0);
-            ditb = pick(s[2], 0);
-        }
-        if (dif == 0 || ditb == 0) dif = 3, ditb = 3;
-        return dif * 10 + ditb;
-    }();
-    return dit ? both % 10 : both / 10;
-}
-
 // The most dynamic shared memory a pass takes: 2^MAX_LOG_BLOCK scalars and as many twiddles, less one.
 constexpr size_t PASS_MAX_SMEM = sizeof(fr_t) * ((2u << MAX_LOG_BLOCK) - 1);
 
 // Raises a pass kernel's dynamic shared-memory limit to PASS_MAX_SMEM, once per device (the default is 48 KiB).
-template <bool DIT, MulForm F, bool SWZ, int MINB>
+template <bool DIT, MulForm F, bool SWZ>
 cudaError_t raise_pass_smem() {
     static std::atomic<uint64_t> raised{0};
-    int dev = 0;
-    cudaError_t err = cudaGetDevice(&dev);
-    if (err != cudaSuccess) return err;
-    const uint64_t bit = dev < 64 ? 1ull << dev : 0;
-    if (bit && (raised.load() & bit)) return cudaSuccess;
-    err = cudaFuncSetAttribute(ntt_pass<DIT, F, SWZ, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               (int)PASS_MAX_SMEM);
-    if (err == cudaSuccess) raised.fetch_or(bit);
-    return err;
+    return once_per_device(raised, [] {
+        return cudaFuncSetAttribute(ntt_pass<DIT, F, SWZ>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    (int)PASS_MAX_SMEM);
+    });
 }
 
-template <MulForm F, bool SWZ, int MINB>
+template <MulForm F, bool SWZ>
 cudaError_t launch_pass_as(bool dit, dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data,
                            uint32_t log_n, const PassShape& ps, const fr_t* tw) {
-    cudaError_t err = dit ? raise_pass_smem<true, F, SWZ, MINB>() : raise_pass_smem<false, F, SWZ, MINB>();
+    cudaError_t err = dit ? raise_pass_smem<true, F, SWZ>() : raise_pass_smem<false, F, SWZ>();
     if (err != cudaSuccess) return err;
     if (dit)
-        ntt_pass<true, F, SWZ, MINB><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+        ntt_pass<true, F, SWZ><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
     else
-        ntt_pass<false, F, SWZ, MINB><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+        ntt_pass<false, F, SWZ><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
     return cudaSuccess;
 }
 
@@ -420,12 +400,8 @@ template <MulForm F>
 cudaError_t launch_pass(bool dit, dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data,
                         uint32_t log_n, const PassShape& ps, const fr_t* tw) {
     const bool swz = smem_swizzled();
-    if (pass_min_blocks(dit) == 4) {
-        if (swz) return launch_pass_as<F, true, 4>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
-        return launch_pass_as<F, false, 4>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
-    }
-    if (swz) return launch_pass_as<F, true, 3>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
-    return launch_pass_as<F, false, 3>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
+    if (swz) return launch_pass_as<F, true>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
+    return launch_pass_as<F, false>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
 }
 
 // Stages per pass, in the order run, for a transform of 2^log_n: the fewest passes, as even as they allow (8, 8, 8 at
