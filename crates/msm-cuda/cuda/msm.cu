@@ -556,8 +556,9 @@ __global__ void to_jacobian_kernel(const xyzz_t<F>* __restrict__ in, uint32_t n,
 // an addition costs 5M + 1S (3M of them in the tree) against the mixed XYZZ addition's 8M + 2S. Each round halves
 // every bucket; once no bucket holds more than BA_TAIL points, one thread per bucket sums the rest with XYZZ
 // additions (each round has fixed costs, an inversion's latency among them). A bucket's round-r list is contiguous;
-// its place in the next round follows from the counts alone (ceil(count / 2), scanned), so one thread per slot of the
-// next round finds its bucket by a binary search and its pair by arithmetic, and no sort is repeated.
+// its place in the next round follows from the counts alone (ceil(count / 2), scanned), so one thread per bucket
+// writes the round's slot map (each slot's pair, by arithmetic), one thread per slot of the next round reads it, and
+// no sort is repeated.
 // Special pairs keep the round complete: with an identity the sum is the other point, P + P doubles (lambda =
 // 3 x^2 / 2y) and P + (-P) is the identity (all-zero affine point, as blst writes it); their denominators are 1
 // or 2y, never 0 for points of the curve.
