@@ -570,10 +570,15 @@ constexpr uint32_t INV_G = 8;     // fan-in of the inversion tree (its latency i
 // the H200 (2026-12-03, random scalars, accumulation phase): tails of 4 and 2 took 2^24 120.2 -> 120.9 / 121.7 ms
 // and 2^26 410.4 -> 411.4 / 415.3 ms; fan-in 16 took 2^24 121.6, 2^25 236.4 -> 238.8, 2^27 799.6 -> 806.8 ms, and
 // 2^26 407.2 only because its smaller tree let three windows share a group (29 rounds where 39 ran); 32 was slower.
+// The A/B switches' readers: a number in [lo, hi] (else dflt), and whether a variable is set to one word.
 uint32_t env_u32(const char* name, uint32_t lo, uint32_t hi, uint32_t dflt) {
     const char* e = getenv(name);
     long v = e ? strtol(e, nullptr, 10) : 0;
     return v >= (long)lo && v <= (long)hi ? (uint32_t)v : dflt;
+}
+bool env_is(const char* name, const char* word) {
+    const char* e = getenv(name);
+    return e && !strcmp(e, word);
 }
 uint32_t ba_tail_len() {
     static const uint32_t v = env_u32("CUZK_MSM_BA_TAIL", 1, 64, BA_TAIL);
@@ -638,45 +643,41 @@ __device__ __forceinline__ fp_t ba_den(const affine_t<Fp>& P, const affine_t<Fp>
     return fp_sub(Q.x, P.x);
 }
 
-// Slot o of the next round (o < N.points()): its bucket b, and the first position p of its pair (or of the point
-// passing through when p + 1 == e, the bucket's end) in this round's layout L.
-struct BaSlot {
-    uint32_t b, p, e;
-};
-__device__ __forceinline__ BaSlot ba_slot(const BaLayout& L, const BaLayout& N, uint32_t o) {
-    uint32_t b = N.find(o);
-    uint32_t s = L.start(b);
-    return {b, s + 2 * (o - N.start(b)), s + L.cnt[b]};
-}
-
-// The round's slots written out by ba_slots_kernel: slot o's first position, with the top bit set where that point
-// passes through alone (the odd last point of its bucket).
-constexpr uint32_t BA_ALONE = 0x80000000u;
-
-// Slot o's first position p and whether a second point follows it (p + 1 < e): from the slot map when there is one,
-// else by binary search for its bucket (CUZK_MSM_SLOTS=search).
+// A slot of the next round: the first position p of its pair in this round's layout, and whether a second point
+// follows (else p is the odd last point of its bucket and passes through alone).
 struct BaPair {
     uint32_t p;
     bool pair;
 };
+
+// Slot j of a bucket that starts at position s with c points this round: positions s + 2j and the next.
+__device__ __forceinline__ BaPair ba_pair_at(uint32_t s, uint32_t c, uint32_t j) { return {s + 2 * j, 2 * j + 1 < c}; }
+
+// The slot map written by ba_slots_kernel holds each slot's p, with this bit set where the point passes through.
+constexpr uint32_t BA_ALONE = 0x80000000u;
+
+// Slot o's pair (o < N.points()): from the slot map when there is one, else by binary search for its bucket
+// (CUZK_MSM_SLOTS=search).
 __device__ __forceinline__ BaPair ba_pair(const BaLayout& L, const BaLayout& N, const uint32_t* slots, uint32_t o) {
     if (slots) {
         uint32_t v = slots[o];
         return {v & ~BA_ALONE, !(v & BA_ALONE)};
     }
-    BaSlot s = ba_slot(L, N, o);
-    return {s.p, s.p + 1 < s.e};
+    uint32_t b = N.find(o);
+    return ba_pair_at(L.start(b), L.cnt[b], o - N.start(b));
 }
 
-// One thread a bucket b writes the slot map of its N.cnt[b] slots in the next round: slot N.start(b) + j takes
-// positions L.start(b) + 2j and, if it is inside the bucket, the one after. The map costs 4 bytes a slot written and
-// read twice, where the search took 19 dependent loads a slot in each of the two kernels, spread over several
-// buckets a warp once buckets are shorter than a warp's slots.
+// One thread a bucket b writes the slot map of its N.cnt[b] slots in the next round (ba_pair_at). The map costs 4
+// bytes a slot written and read twice, where the search took 19 dependent loads a slot in each of the two kernels,
+// spread over several buckets a warp once buckets are shorter than a warp's slots.
 __global__ void ba_slots_kernel(BaLayout L, BaLayout N, uint32_t* __restrict__ slots) {
     uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= L.nb) return;
     const uint32_t s = L.start(b), c = L.cnt[b], o = N.start(b), k = N.cnt[b];
-    for (uint32_t j = 0; j < k; j++) slots[o + j] = (s + 2 * j) | (2 * j + 1 < c ? 0 : BA_ALONE);
+    for (uint32_t j = 0; j < k; j++) {
+        BaPair q = ba_pair_at(s, c, j);
+        slots[o + j] = q.p | (q.pair ? 0 : BA_ALONE);
+    }
 }
 
 // d[o] for o < m: slot o's denominator (1 for a point passing through, and for slots past the round's end).
@@ -817,10 +818,7 @@ __global__ void __launch_bounds__(256) inv_down_kernel(fp_t* __restrict__ v, uin
 // Whether level 0 runs its tasks longest first (the default) or in bucket order (CUZK_MSM_TASK_ORDER=bucket, read
 // once): an A/B switch for measuring, not a tuning knob for users.
 bool sort_tasks_by_length() {
-    static bool v = [] {
-        const char* e = getenv("CUZK_MSM_TASK_ORDER");
-        return !(e && !strcmp(e, "bucket"));
-    }();
+    static bool v = !env_is("CUZK_MSM_TASK_ORDER", "bucket");
     return v;
 }
 
@@ -832,12 +830,8 @@ bool sort_tasks_by_length() {
 // 10.35 / 12.67 ms, 2^22 random (c = 16) 2.93 / 2.68 / 2.69 / 2.64 ms; 2^26 random (c = 20) G = 1 / 2 / 13: 54.5 /
 // 58.7 / 83.5 ms; 2^26 PoRep-like (c = 16, 2.5 % others) with G = 1 15.4 ms, with every window in one row 3.4 ms.
 uint32_t scatter_group(uint64_t n, uint64_t others, uint32_t windows, uint32_t window_bits) {
-    static long forced = [] {
-        const char* e = getenv("CUZK_MSM_SCATTER_GROUP");
-        long g = e ? strtol(e, nullptr, 10) : 0;
-        return g >= 1 && g <= 64 ? g : 0l;
-    }();
-    if (forced) return std::min<uint32_t>(windows, (uint32_t)forced);
+    static const uint32_t forced = env_u32("CUZK_MSM_SCATTER_GROUP", 1, 64, 0);
+    if (forced) return std::min<uint32_t>(windows, forced);
     if (others * 4 < n) return windows;
     uint64_t front_bytes = (1ull << (window_bits - 1)) * 32;
     uint64_t fit = (4ull << 20) / front_bytes;
@@ -915,10 +909,7 @@ float elapsed(cudaEvent_t a, cudaEvent_t b) {
 
 // CUZK_MSM_SORT=atomic|staged (read once): the sort of dense MSMs, an A/B switch. Staged unless set to atomic.
 bool staged_sort_enabled() {
-    static bool v = [] {
-        const char* e = getenv("CUZK_MSM_SORT");
-        return !(e && !strcmp(e, "atomic"));
-    }();
+    static bool v = !env_is("CUZK_MSM_SORT", "atomic");
     return v;
 }
 
@@ -1136,10 +1127,7 @@ cuzk_status batch_invert(cudaStream_t st, fp_t* tree, uint32_t m) {
 // the slot map (ba_slots_kernel; the default), an A/B switch. With the map, random scalars (H200, 2026-12-03, two
 // rounds each): 2^24 142.0 -> 137.6 ms, 2^26 501.8 -> 481.8 ms, 2^27 956.8 -> 925.2 ms.
 bool slot_map_enabled() {
-    static bool v = [] {
-        const char* e = getenv("CUZK_MSM_SLOTS");
-        return !(e && !strcmp(e, "search"));
-    }();
+    static bool v = !env_is("CUZK_MSM_SLOTS", "search");
     return v;
 }
 
