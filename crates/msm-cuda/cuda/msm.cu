@@ -11,7 +11,8 @@
 //      one thread).
 //   4. reduce: per window, sum over buckets of b * bucket_b, in segments of L buckets (running sums, then the
 //      segment's offset times its plain sum), then plain sums of segments until at most 32 partial sums per window.
-//   5. ones: the bases of scalar-1 entries summed directly, reduced the same way.
+//   5. ones: the bases of scalar-1 entries summed directly (G1: by batch-affine rounds over chunks of the list when
+//      there are many, see ones_by_rounds), reduced the same way.
 // The host combines the few partial sums per window (Horner over windows) with blstrs.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -882,18 +883,18 @@ struct cuzk_msm_scratch {
     Scratch tcount[2], toff[2], task_bucket, tasks[2], level_max;
     Scratch sort_keys[2], sort_index[2], sort_tmp;
     Scratch ba_bounds, ba_cnt[2], ba_off[2], ba_elems[2], ba_tree, ba_slots;
-    Scratch stage_cursor;
+    Scratch stage_cursor, ones_layout;
 };
 
 namespace {
 // Every scratch buffer of a set, for freeing and counting.
-std::array<Scratch*, 35> scratch_list(cuzk_msm_scratch* S) {
+std::array<Scratch*, 36> scratch_list(cuzk_msm_scratch* S) {
     return {{&S->scalars,     &S->canon,      &S->ones,     &S->counters, &S->counts,  &S->offsets,   &S->cursor,
             &S->entries,     &S->cub,        &S->parts_a,  &S->parts_b,  &S->ones_sums, &S->tcount[0], &S->tcount[1],
             &S->toff[0],     &S->toff[1],    &S->task_bucket, &S->tasks[0], &S->tasks[1], &S->level_max,
             &S->sort_keys[0], &S->sort_keys[1], &S->sort_index[0], &S->sort_index[1], &S->sort_tmp,
             &S->ba_bounds,   &S->ba_cnt[0],  &S->ba_cnt[1], &S->ba_off[0], &S->ba_off[1], &S->ba_elems[0],
-            &S->ba_elems[1], &S->ba_tree,   &S->ba_slots, &S->stage_cursor}};
+            &S->ba_elems[1], &S->ba_tree,   &S->ba_slots, &S->stage_cursor, &S->ones_layout}};
 }
 }  // namespace
 
@@ -1078,6 +1079,12 @@ size_t batch_affine_budget(size_t held) {
     return std::min<size_t>(usable_free(free_b, total_b) / 2 + held, 24ull << 30);
 }
 
+// The rounds' buffers a scratch set holds now (what batch_affine_budget adds to the free memory).
+size_t ba_held(const cuzk_msm_scratch* B) {
+    return B->ba_elems[0].cap + B->ba_elems[1].cap + B->ba_tree.cap + B->ba_slots.cap + B->ba_cnt[0].cap +
+           B->ba_cnt[1].cap + B->ba_off[0].cap + B->ba_off[1].cap;
+}
+
 // Device fp_t values the inversion tree over m values takes (the values, the prefixes of every level below the top).
 size_t inv_tree_elems(uint32_t m) {
     const uint32_t g = inv_fan_in();
@@ -1157,15 +1164,47 @@ cuzk_status ba_round(cudaStream_t st, BaSource<R0> src, const BaLayout& L, const
     return status_ok();
 }
 
+// The scalar-1 bases' sum (G1) can run through accumulate_affine: the ones list cut into buckets of ONES_CHUNK
+// entries, at most ONES_WINDOW_CHUNKS buckets a window (so that a tight budget can take the windows in groups), each
+// bucket summed in rounds (an addition 5M + 1S, against 8M + 2S in sum_listed_kernel's XYZZ sum), the buckets' sums
+// reduced as the XYZZ path's are. The MSM's accumulation choice decides: AFFINE takes the rounds from 2 ones up (so
+// the GPU tests reach them at small sizes), XYZZ never, AUTO from ONES_ROUNDS_MIN up. CUZK_MSM_ONES=xyzz|rounds
+// (read once) overrides AUTO's choice for the ones alone, an A/B switch. PoRep-like scalars on the H200 (2026-12-04),
+// the ones' phase with XYZZ against rounds: 1.0M ones 3.28 / 4.25 ms, 2.0M 3.98 / 4.80, 8.1M 7.87 / 7.25, 32.5M
+// 22.85 / 18.04, 65.1M 42.3 / 31.4 ms: about 0.62 against 0.43 ns a one, with about 1.2 ms more of fixed costs in
+// the rounds, so even near 6.3M.
+constexpr uint32_t ONES_CHUNK = 512;
+constexpr uint32_t ONES_WINDOW_CHUNKS = 1u << 15;
+constexpr uint32_t ONES_ROUNDS_MIN = 6u << 20;
+
+bool ones_by_rounds(int accumulate, uint32_t ones) {
+    static const int ab = env_is("CUZK_MSM_ONES", "xyzz")     ? CUZK_MSM_ACCUMULATE_XYZZ
+                          : env_is("CUZK_MSM_ONES", "rounds") ? CUZK_MSM_ACCUMULATE_AFFINE
+                                                              : CUZK_MSM_ACCUMULATE_AUTO;
+    accumulate = effective_accumulate(accumulate);
+    if (accumulate == CUZK_MSM_ACCUMULATE_AUTO) accumulate = ab;
+    if (accumulate == CUZK_MSM_ACCUMULATE_XYZZ) return false;
+    return ones >= (accumulate == CUZK_MSM_ACCUMULATE_AFFINE ? 2 : ONES_ROUNDS_MIN);
+}
+
+// Bucket i of k takes entries [i * chunk, (i + 1) * chunk) of a list of m (fewer, or none, at the end).
+__global__ void chunk_layout_kernel(uint32_t m, uint32_t chunk, uint32_t k, uint32_t* __restrict__ cnt,
+                                    uint32_t* __restrict__ off) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= k) return;
+    const uint64_t s0 = (uint64_t)i * chunk, s = s0 < m ? s0 : m;
+    off[i] = (uint32_t)s;
+    cnt[i] = (uint32_t)(m - s < chunk ? m - s : chunk);
+}
+
 // Buckets [0, windows * buckets) summed into `out` from the sorted digits, by batch-affine rounds, windows taken
 // in groups whose working memory fits `budget` (one window at least). Sets *rounds to the rounds run in all.
-cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine_t<Fp>* bases, uint32_t windows,
-                              uint32_t buckets, size_t budget, xyzz_t<Fp>* out, uint32_t* rounds) {
+// `counts` and `offsets` give each bucket's run of `entries` (base index, sign in the top bit).
+cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine_t<Fp>* bases, const uint32_t* counts,
+                              const uint32_t* offsets, const uint32_t* entries, uint32_t windows, uint32_t buckets,
+                              size_t budget, xyzz_t<Fp>* out, uint32_t* rounds) {
     *rounds = 0;
     const uint32_t total = windows * buckets;
-    const uint32_t* counts = (const uint32_t*)B->counts.ptr;
-    const uint32_t* offsets = (const uint32_t*)B->offsets.ptr;
-    const uint32_t* entries = (const uint32_t*)B->entries.ptr;
     CUZK_CHECK(scratch(B->ba_bounds, (2 * (size_t)windows + 1) * 4, "window bounds"));
     uint32_t* bounds = (uint32_t*)B->ba_bounds.ptr;
     uint32_t* longest = bounds + windows + 1;
@@ -1355,9 +1394,7 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
                 // The largest window's working memory must fit the budget, or a choice left to AUTO falls back to
                 // XYZZ, which needs no more than it has (an explicit request goes ahead and fails, if it must, with
                 // the allocation's own error).
-                size_t held = B->ba_elems[0].cap + B->ba_elems[1].cap + B->ba_tree.cap + B->ba_slots.cap +
-                              B->ba_cnt[0].cap + B->ba_cnt[1].cap + B->ba_off[0].cap + B->ba_off[1].cap;
-                budget = batch_affine_budget(held);
+                budget = batch_affine_budget(ba_held(B));
                 if (effective_accumulate(accumulate) == CUZK_MSM_ACCUMULATE_AUTO &&
                     ba_group_bytes(largest, buckets) > budget)
                     affine = false;
@@ -1366,7 +1403,8 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         stats->accumulation = affine ? CUZK_MSM_ACCUMULATE_AFFINE : CUZK_MSM_ACCUMULATE_XYZZ;
         if (affine) {
             if constexpr (std::is_same<F, Fp>::value) {
-                CUZK_CHECK(accumulate_affine(B, st, bases, windows, buckets, budget, cur, &stats->affine_rounds));
+                CUZK_CHECK(accumulate_affine(B, st, bases, counts, offsets, (const uint32_t*)B->entries.ptr, windows,
+                                             buckets, budget, cur, &stats->affine_rounds));
             }
         } else {
             for (int i = 0; i < 2; i++) {
@@ -1465,19 +1503,47 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
     uint32_t ones_parts = 0;
     Xyzz* ones_result = nullptr;
     if (ones > 0) {
-        // Enough threads to fill the card (about 2^18), at least 8 bases each.
-        uint32_t chunk = std::max<uint32_t>(8, (ones + (1u << 18) - 1) >> 18);
-        uint32_t threads = (ones + chunk - 1) / chunk;
-        size_t bytes = (size_t)threads * 2 * sizeof(Xyzz);
-        CUZK_CHECK(scratch(B->ones_sums, bytes, "scalar-1 sums"));
-        Xyzz* cur = (Xyzz*)B->ones_sums.ptr;
-        Xyzz* other = cur + threads;
-        sum_listed_kernel<F><<<blocks_for(threads, 128), 128, 0, st>>>(bases, (const uint32_t*)B->ones.ptr, ones,
-                                                                       threads, cur);
-        CUZK_TRY_LAUNCH("sum_listed_kernel");
-        ones_parts = threads;
-        CUZK_CHECK(reduce_to_parts<F>(st, &cur, &other, 1, &ones_parts));
-        ones_result = cur;
+        const uint32_t* list = (const uint32_t*)B->ones.ptr;
+        bool rounds = false;
+        if constexpr (std::is_same<F, Fp>::value) {
+            if (ones_by_rounds(accumulate, ones)) {
+                const uint32_t chunks = (ones + ONES_CHUNK - 1) / ONES_CHUNK;
+                const uint32_t buckets = std::min(chunks, ONES_WINDOW_CHUNKS);
+                const uint32_t windows = (chunks + buckets - 1) / buckets, k = windows * buckets;
+                const size_t budget = batch_affine_budget(ba_held(B));
+                // Too little memory for one window: the XYZZ sum below, which needs none.
+                if (ba_group_bytes(std::min<uint64_t>(ones, (uint64_t)buckets * ONES_CHUNK), buckets) <= budget) {
+                    CUZK_CHECK(scratch(B->ones_layout, (size_t)k * 8, "the scalar-1 list's buckets"));
+                    uint32_t* cnt = (uint32_t*)B->ones_layout.ptr;
+                    uint32_t* off = cnt + k;
+                    chunk_layout_kernel<<<blocks_for(k, 256), 256, 0, st>>>(ones, ONES_CHUNK, k, cnt, off);
+                    CUZK_TRY_LAUNCH("chunk_layout_kernel");
+                    CUZK_CHECK(scratch(B->ones_sums, (size_t)k * 2 * sizeof(Xyzz), "scalar-1 sums"));
+                    Xyzz* cur = (Xyzz*)B->ones_sums.ptr;
+                    Xyzz* other = cur + k;
+                    CUZK_CHECK(accumulate_affine(B, st, bases, cnt, off, list, windows, buckets, budget, cur,
+                                                 &stats->ones_rounds));
+                    ones_parts = k;
+                    CUZK_CHECK(reduce_to_parts<F>(st, &cur, &other, 1, &ones_parts));
+                    ones_result = cur;
+                    rounds = true;
+                }
+            }
+        }
+        if (!rounds) {
+            // Enough threads to fill the card (about 2^18), at least 8 bases each.
+            uint32_t chunk = std::max<uint32_t>(8, (ones + (1u << 18) - 1) >> 18);
+            uint32_t threads = (ones + chunk - 1) / chunk;
+            size_t bytes = (size_t)threads * 2 * sizeof(Xyzz);
+            CUZK_CHECK(scratch(B->ones_sums, bytes, "scalar-1 sums"));
+            Xyzz* cur = (Xyzz*)B->ones_sums.ptr;
+            Xyzz* other = cur + threads;
+            sum_listed_kernel<F><<<blocks_for(threads, 128), 128, 0, st>>>(bases, list, ones, threads, cur);
+            CUZK_TRY_LAUNCH("sum_listed_kernel");
+            ones_parts = threads;
+            CUZK_CHECK(reduce_to_parts<F>(st, &cur, &other, 1, &ones_parts));
+            ones_result = cur;
+        }
         stats->ones_parts = ones_parts;
         parts_needed += ones_parts;
     }

@@ -47,6 +47,7 @@ typedef struct cuzk_msm_stats {
     uint64_t digits; /* non-zero digits: the points added into buckets */
     uint32_t accumulation;  /* how the G1 buckets were summed: a cuzk_msm_accumulate value (never AUTO) */
     uint32_t affine_rounds; /* batch-affine rounds run, over all groups of windows */
+    uint32_t ones_rounds;   /* batch-affine rounds that summed the scalar-1 bases (0: XYZZ additions, or no ones) */
     double ms_upload, ms_classify, ms_sort, ms_accumulate, ms_reduce, ms_ones, ms_total;
 } cuzk_msm_stats;
 
@@ -63,7 +64,8 @@ typedef struct cuzk_msm_stats {
 
 /* How bucket sums are computed. XYZZ: one thread walks a bucket's list with mixed XYZZ additions (8M + 2S each).
  * AFFINE: pairs of points are added in affine coordinates in rounds, one field inversion shared by a whole round
- * (5M + 1S each), then XYZZ for short remainders. AUTO picks AFFINE for large G1 MSMs with long buckets. */
+ * (5M + 1S each), then XYZZ for short remainders. The same choice sums the bases of scalar-1 entries (split), AFFINE
+ * in chunks of their list. AUTO picks AFFINE for large G1 MSMs with long buckets and for 6 << 20 scalar-1 bases and up. */
 enum cuzk_msm_accumulate { CUZK_MSM_ACCUMULATE_AUTO = 0, CUZK_MSM_ACCUMULATE_XYZZ = 1, CUZK_MSM_ACCUMULATE_AFFINE = 2 };
 cuzk_status cuzk_msm_run(const cuzk_msm_bases* bases, cuzk_msm_scratch* scratch, size_t offset, const void* scalars,
                          size_t n, int scalars_on_device, uint32_t window, const uint8_t* window_table, int split,

@@ -80,7 +80,8 @@ pub struct MsmOptions {
     /// Classify scalars as 0, 1 or other: zeros are skipped, the bases of ones are summed directly, and only the
     /// rest go through Pippenger. Results are identical either way; Groth16 assignments are mostly 0 and 1.
     pub split: bool,
-    /// How the G1 buckets are summed (G2 always uses XYZZ additions). Results are identical either way.
+    /// How the G1 buckets, and the bases of the scalar-1 entries, are summed (G2 always uses XYZZ additions).
+    /// Results are identical either way.
     pub accumulation: Accumulation,
 }
 
@@ -97,13 +98,14 @@ impl Default for MsmOptions {
 /// How an MSM sums the points of each bucket.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Accumulation {
-    /// Batch-affine rounds for large G1 MSMs with long buckets, XYZZ otherwise.
+    /// Batch-affine rounds for large G1 MSMs with long buckets and for 6 × 2^20 scalar-1 bases and more, XYZZ
+    /// otherwise.
     #[default]
     Auto,
     /// One thread walks a bucket's list with mixed XYZZ additions (8M + 2S each).
     Xyzz,
     /// Pairs added in affine coordinates in rounds that share one field inversion each (5M + 1S per addition), XYZZ
-    /// for the short remainders. G1 only.
+    /// for the short remainders; the scalar-1 bases the same way, in chunks of the list. G1 only.
     BatchAffine,
 }
 
@@ -151,6 +153,8 @@ pub struct MsmStats {
     pub accumulation: Accumulation,
     /// Batch-affine rounds run (0 with XYZZ).
     pub affine_rounds: u32,
+    /// Batch-affine rounds that summed the bases of the scalar-1 entries (0 when XYZZ additions did, or none).
+    pub ones_rounds: u32,
     /// Device milliseconds of each phase.
     pub ms_upload: f64,
     /// See `ms_upload`.
@@ -183,6 +187,7 @@ impl MsmStats {
         self.others += other.others;
         self.digits += other.digits;
         self.affine_rounds += other.affine_rounds;
+        self.ones_rounds += other.ones_rounds;
         self.ms_upload += other.ms_upload;
         self.ms_classify += other.ms_classify;
         self.ms_sort += other.ms_sort;
@@ -499,6 +504,7 @@ mod imp {
             digits: st.digits,
             accumulation: accumulation_from_ffi(st.accumulation),
             affine_rounds: st.affine_rounds,
+            ones_rounds: st.ones_rounds,
             ms_upload: st.ms_upload,
             ms_classify: st.ms_classify,
             ms_sort: st.ms_sort,

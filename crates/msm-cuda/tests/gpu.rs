@@ -427,6 +427,13 @@ fn g1_msm_every_window_and_scalar_mix() {
                         got, want,
                         "{name}, window {window:?}, split = {split}, stats = {stats:?}"
                     );
+                    // The scalar-1 bases go through the rounds with the affine accumulation once a chunk of
+                    // their list is longer than the rounds' XYZZ tail (8), and never with XYZZ.
+                    if accumulation == Accumulation::Xyzz || !split {
+                        assert_eq!(stats.ones_rounds, 0, "{name}: {stats:?}");
+                    } else if stats.ones > 8 {
+                        assert!(stats.ones_rounds > 0, "{name}: {stats:?}");
+                    }
                 }
             }
         }
