@@ -88,6 +88,9 @@ fn spmv_matches_the_naive_product() {
         (37, 5, 27, 4, 3),
         (1000, 300, 24, 6, 17),
         (70_001, 50_000, 1 << 14, 5, 40),
+        // Rows longer than a thread sums alone (4 terms), which its warp shares out, up to several rounds of 32.
+        (513, 64, 31, 70, 5),
+        (4000, 9000, 100, 37, 12),
     ] {
         let m = random_csr(rows, columns, tsize, max_terms, &mut rng);
         let t = table(tsize, &mut rng);
