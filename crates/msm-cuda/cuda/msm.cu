@@ -28,6 +28,7 @@
 
 #include "curve.cuh"
 #include "device_mem.cuh"
+#include "env_switch.cuh"
 #include "fr.cuh"
 #include "msm.h"
 #include "once_per_device.cuh"
@@ -571,16 +572,6 @@ constexpr uint32_t INV_G = 8;     // fan-in of the inversion tree (its latency i
 // the H200 (2026-12-03, random scalars, accumulation phase): tails of 4 and 2 took 2^24 120.2 -> 120.9 / 121.7 ms
 // and 2^26 410.4 -> 411.4 / 415.3 ms; fan-in 16 took 2^24 121.6, 2^25 236.4 -> 238.8, 2^27 799.6 -> 806.8 ms, and
 // 2^26 407.2 only because its smaller tree let three windows share a group (29 rounds where 39 ran); 32 was slower.
-// The A/B switches' readers: a number in [lo, hi] (else dflt), and whether a variable is set to one word.
-uint32_t env_u32(const char* name, uint32_t lo, uint32_t hi, uint32_t dflt) {
-    const char* e = getenv(name);
-    long v = e ? strtol(e, nullptr, 10) : 0;
-    return v >= (long)lo && v <= (long)hi ? (uint32_t)v : dflt;
-}
-bool env_is(const char* name, const char* word) {
-    const char* e = getenv(name);
-    return e && !strcmp(e, word);
-}
 uint32_t ba_tail_len() {
     static const uint32_t v = env_u32("CUZK_MSM_BA_TAIL", 1, 64, BA_TAIL);
     return v;
@@ -1504,7 +1495,7 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
     Xyzz* ones_result = nullptr;
     if (ones > 0) {
         const uint32_t* list = (const uint32_t*)B->ones.ptr;
-        bool rounds = false;
+        Xyzz* cur = nullptr;  // the sums to reduce: ones_parts of them, `other` as much room again
         if constexpr (std::is_same<F, Fp>::value) {
             if (ones_by_rounds(accumulate, ones)) {
                 const uint32_t chunks = (ones + ONES_CHUNK - 1) / ONES_CHUNK;
@@ -1519,31 +1510,26 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
                     chunk_layout_kernel<<<blocks_for(k, 256), 256, 0, st>>>(ones, ONES_CHUNK, k, cnt, off);
                     CUZK_TRY_LAUNCH("chunk_layout_kernel");
                     CUZK_CHECK(scratch(B->ones_sums, (size_t)k * 2 * sizeof(Xyzz), "scalar-1 sums"));
-                    Xyzz* cur = (Xyzz*)B->ones_sums.ptr;
-                    Xyzz* other = cur + k;
+                    cur = (Xyzz*)B->ones_sums.ptr;
                     CUZK_CHECK(accumulate_affine(B, st, bases, cnt, off, list, windows, buckets, budget, cur,
                                                  &stats->ones_rounds));
                     ones_parts = k;
-                    CUZK_CHECK(reduce_to_parts<F>(st, &cur, &other, 1, &ones_parts));
-                    ones_result = cur;
-                    rounds = true;
                 }
             }
         }
-        if (!rounds) {
+        if (!cur) {
             // Enough threads to fill the card (about 2^18), at least 8 bases each.
             uint32_t chunk = std::max<uint32_t>(8, (ones + (1u << 18) - 1) >> 18);
             uint32_t threads = (ones + chunk - 1) / chunk;
-            size_t bytes = (size_t)threads * 2 * sizeof(Xyzz);
-            CUZK_CHECK(scratch(B->ones_sums, bytes, "scalar-1 sums"));
-            Xyzz* cur = (Xyzz*)B->ones_sums.ptr;
-            Xyzz* other = cur + threads;
+            CUZK_CHECK(scratch(B->ones_sums, (size_t)threads * 2 * sizeof(Xyzz), "scalar-1 sums"));
+            cur = (Xyzz*)B->ones_sums.ptr;
             sum_listed_kernel<F><<<blocks_for(threads, 128), 128, 0, st>>>(bases, list, ones, threads, cur);
             CUZK_TRY_LAUNCH("sum_listed_kernel");
             ones_parts = threads;
-            CUZK_CHECK(reduce_to_parts<F>(st, &cur, &other, 1, &ones_parts));
-            ones_result = cur;
         }
+        Xyzz* other = cur + ones_parts;
+        CUZK_CHECK(reduce_to_parts<F>(st, &cur, &other, 1, &ones_parts));
+        ones_result = cur;
         stats->ones_parts = ones_parts;
         parts_needed += ones_parts;
     }

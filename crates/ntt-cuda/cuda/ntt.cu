@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "device_mem.cuh"
+#include "env_switch.cuh"
 #include "fr.cuh"
 #include "ntt.h"
 #include "once_per_device.cuh"
@@ -337,9 +338,8 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
 // The kernel is built for at most 256 threads (and 3 blocks per SM: PASS_MIN_BLOCKS).
 uint32_t pass_threads() {
     static const uint32_t threads = [] {
-        const char* v = getenv("CUZK_NTT_THREADS");
-        uint32_t t = v ? (uint32_t)strtoul(v, nullptr, 10) : PASS_MAX_THREADS;
-        return (t >= 64 && t <= PASS_MAX_THREADS && (t & (t - 1)) == 0) ? t : PASS_MAX_THREADS;
+        const uint32_t t = env_u32("CUZK_NTT_THREADS", 64, PASS_MAX_THREADS, PASS_MAX_THREADS);
+        return (t & (t - 1)) == 0 ? t : PASS_MAX_THREADS;
     }();
     return threads;
 }
@@ -364,10 +364,7 @@ MulForm mul_form() {
 // Swizzled, the 2^27 forward NTT takes 55.8 ms against 58.8 interleaved, H 2^27 425.4 against 438.0 ms (H200,
 // 2026-12-01, same binary, two interleaved rounds).
 bool smem_swizzled() {
-    static const bool swz = [] {
-        const char* v = getenv("CUZK_NTT_SMEM");
-        return !(v && std::string(v) == "interleaved");
-    }();
+    static const bool swz = !env_is("CUZK_NTT_SMEM", "interleaved");
     return swz;
 }
 
@@ -732,11 +729,7 @@ constexpr uint32_t SPMV_OWN = 4;
 // The terms a thread sums alone: SPMV_OWN, or CUZK_SPMV_OWN=N (read once; 1 and up, a large N is the thread-per-row
 // kernel before the warps shared long rows), an A/B switch.
 uint32_t spmv_own() {
-    static const uint32_t own = [] {
-        const char* v = getenv("CUZK_SPMV_OWN");
-        const unsigned long n = v ? strtoul(v, nullptr, 10) : 0;
-        return n >= 1 && n <= 0xffffffffu ? (uint32_t)n : SPMV_OWN;
-    }();
+    static const uint32_t own = env_u32("CUZK_SPMV_OWN", 1, 0xffffffffu, SPMV_OWN);
     return own;
 }
 
@@ -808,18 +801,12 @@ PoolRegistry& pool_registry() {
 }
 
 bool settle_enabled() {
-    static const bool on = [] {
-        const char* v = getenv("CUZK_DEVICE_SETTLE");
-        return !(v && !strcmp(v, "off"));
-    }();
+    static const bool on = !env_is("CUZK_DEVICE_SETTLE", "off");
     return on;
 }
 
 bool pool_enabled() {
-    static const bool on = [] {
-        const char* v = getenv("CUZK_DEVICE_POOL");
-        return !(v && !strcmp(v, "off"));
-    }();
+    static const bool on = !env_is("CUZK_DEVICE_POOL", "off");
     return on;
 }
 
