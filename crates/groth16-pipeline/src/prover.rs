@@ -645,7 +645,7 @@ fn products_on_device(
     ntt_cuda::gpu::DeviceScalars,
     [ntt_cuda::gpu::DeviceScalars; 3],
 )> {
-    use ntt_cuda::gpu::{DeviceScalars, Stream};
+    use ntt_cuda::gpu::Stream;
     let values = match staged {
         Some(w) => w.values,
         None => {
@@ -656,14 +656,13 @@ fn products_on_device(
         }
     };
     let stream = Stream::new()?;
-    let mut abc = [
-        DeviceScalars::zeroed(n, &stream)?,
-        DeviceScalars::zeroed(n, &stream)?,
-        DeviceScalars::zeroed(n, &stream)?,
+    let [ma, mb, mc] = &d.matrices;
+    let rotate = inputs.len();
+    let abc = [
+        ntt_cuda::gpu::spmv_new(ma, &d.coeffs, &values, rotate, n, &stream)?,
+        ntt_cuda::gpu::spmv_new(mb, &d.coeffs, &values, rotate, n, &stream)?,
+        ntt_cuda::gpu::spmv_new(mc, &d.coeffs, &values, rotate, n, &stream)?,
     ];
-    for (m, out) in d.matrices.iter().zip(abc.iter_mut()) {
-        ntt_cuda::gpu::spmv(m, &d.coeffs, &values, inputs.len(), out, &stream)?;
-    }
     stream.synchronize()?;
     Ok((values, abc))
 }
