@@ -10,7 +10,8 @@
 //      buckets, such as the few of the top window or those of a repeated scalar, are shared out instead of walked by
 //      one thread).
 //   4. reduce: per window, sum over buckets of b * bucket_b, in segments of L buckets (running sums, then the
-//      segment's offset times its plain sum), then plain sums of segments until at most 32 partial sums per window.
+//      segment's offset times its plain sum; L from the card's resident threads, see weighted_segment), then levels
+//      of pairwise plain sums until at most 32 partial sums per window.
 //   5. ones: the bases of scalar-1 entries summed directly (G1: by batch-affine rounds over chunks of the list when
 //      there are many, see ones_by_rounds), reduced the same way.
 // The host combines the few partial sums per window (Horner over windows) with blstrs.
@@ -39,7 +40,7 @@ using namespace cuzk;
 
 namespace {
 
-constexpr uint32_t SEGMENT = 32;    // buckets per reduction thread, and fan-in of each plain-sum level
+constexpr uint32_t SEGMENT = 32;    // partial sums a window returns at most, and the XYZZ task levels' fan-in
 constexpr uint32_t MAX_WINDOW = 24;  // bucket counts stay far inside 32-bit indices
 
 // 16-byte loads and stores of values whose size is a multiple of 16 at 16-byte aligned addresses (device buffers,
@@ -127,15 +128,31 @@ __global__ void classify_kernel(const fr_t* __restrict__ in, bool in16, fr_t* __
             other = !one;
         }
     }
-    // Warp-aggregated counters: one atomic per warp, not per scalar.
-    uint32_t lane = threadIdx.x & 31;
-    uint32_t ones_mask = __ballot_sync(0xffffffffu, one);
-    uint32_t others_mask = __ballot_sync(0xffffffffu, other);
-    uint32_t base = 0;
-    if (lane == 0 && ones_mask) base = atomicAdd(&counters[0], __popc(ones_mask));
-    if (lane == 0 && others_mask) atomicAdd(&counters[1], __popc(others_mask));
-    base = __shfl_sync(0xffffffffu, base, 0);
-    if (one) ones_list[base + __popc(ones_mask & ((1u << lane) - 1))] = i;
+    // Block-aggregated counters: one atomic on each of the two counters a block, not a warp. With one a warp, the
+    // 2 x 2^19 atomics of a 2^24 PoRep-like MSM queued on two addresses and the kernel took 0.93 ms, for 0.5 GB read.
+    __shared__ uint32_t warp_ones[32], warp_others[32];
+    __shared__ uint32_t block_base;
+    const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const uint32_t ones_mask = __ballot_sync(0xffffffffu, one);
+    const uint32_t others_mask = __ballot_sync(0xffffffffu, other);
+    if (lane == 0) {
+        warp_ones[warp] = __popc(ones_mask);
+        warp_others[warp] = __popc(others_mask);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        uint32_t before = 0, others = 0;
+        for (uint32_t w = 0; w < (blockDim.x + 31) / 32; w++) {
+            const uint32_t k = warp_ones[w];
+            warp_ones[w] = before;  // the warp's first position in the block's run
+            before += k;
+            others += warp_others[w];
+        }
+        block_base = before ? atomicAdd(&counters[0], before) : 0;
+        if (others) atomicAdd(&counters[1], others);
+    }
+    __syncthreads();
+    if (one) ones_list[block_base + warp_ones[warp] + __popc(ones_mask & ((1u << lane) - 1))] = i;
 }
 
 __device__ __forceinline__ bool is_pippenger(const fr_t& c, int split) {
@@ -494,15 +511,16 @@ __global__ void buckets_kernel(const xyzz_t<F>* __restrict__ in, const uint32_t*
     if (t < total) out[t] = tcount[t] ? in[toff[t]] : xyzz_identity<F>();
 }
 
-// Thread (g, j): sum over b in segment j of group g of b * in[g][b], as T + lo * S with running sums.
+// Thread (g, j): sum over b in segment j (seg buckets) of group g of b * in[g][b], as T + lo * S with running sums.
 template <class F>
 __global__ void __launch_bounds__(128) weighted_segments_kernel(const xyzz_t<F>* __restrict__ in, uint32_t groups,
-                                                                uint32_t m, xyzz_t<F>* __restrict__ out) {
-    uint32_t per = (m + SEGMENT - 1) / SEGMENT;
+                                                                uint32_t m, uint32_t seg,
+                                                                xyzz_t<F>* __restrict__ out) {
+    uint32_t per = (m + seg - 1) / seg;
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= groups * per) return;
     uint32_t g = t / per, j = t % per;
-    uint32_t lo = j * SEGMENT, hi = min(m, lo + SEGMENT);
+    uint32_t lo = j * seg, hi = min(m, lo + seg);
     const xyzz_t<F>* row = in + (size_t)g * m;
     xyzz_t<F> S = xyzz_identity<F>(), T = xyzz_identity<F>();
     for (uint32_t b = hi - 1; b > lo; b--) {
@@ -513,15 +531,15 @@ __global__ void __launch_bounds__(128) weighted_segments_kernel(const xyzz_t<F>*
     out[t] = xyzz_add(T, xyzz_mul_small(S, lo));
 }
 
-// Thread (g, j): plain sum of in[g][j*SEGMENT .. (j+1)*SEGMENT).
+// Thread (g, j): plain sum of in[g][j*fan .. (j+1)*fan).
 template <class F>
 __global__ void __launch_bounds__(128) sum_segments_kernel(const xyzz_t<F>* __restrict__ in, uint32_t groups,
-                                                           uint32_t m, xyzz_t<F>* __restrict__ out) {
-    uint32_t per = (m + SEGMENT - 1) / SEGMENT;
+                                                           uint32_t m, uint32_t fan, xyzz_t<F>* __restrict__ out) {
+    uint32_t per = (m + fan - 1) / fan;
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= groups * per) return;
     uint32_t g = t / per, j = t % per;
-    uint32_t lo = j * SEGMENT, hi = min(m, lo + SEGMENT);
+    uint32_t lo = j * fan, hi = min(m, lo + fan);
     const xyzz_t<F>* row = in + (size_t)g * m;
     xyzz_t<F> acc = xyzz_identity<F>();
     for (uint32_t b = lo; b < hi; b++) acc = xyzz_add(acc, row[b]);
@@ -659,16 +677,51 @@ __device__ __forceinline__ BaPair ba_pair(const BaLayout& L, const BaLayout& N, 
     return ba_pair_at(L.start(b), L.cnt[b], o - N.start(b));
 }
 
-// One thread a bucket b writes the slot map of its N.cnt[b] slots in the next round (ba_pair_at). The map costs 4
-// bytes a slot written and read twice, where the search took 19 dependent loads a slot in each of the two kernels,
-// spread over several buckets a warp once buckets are shorter than a warp's slots.
-__global__ void ba_slots_kernel(BaLayout L, BaLayout N, uint32_t* __restrict__ slots) {
+// The slot map as first written, one thread a bucket storing its own slots (32 scattered words a warp instruction):
+// kept for A/B (CUZK_MSM_SLOTS=thread).
+__global__ void ba_slots_thread_kernel(BaLayout L, BaLayout N, uint32_t* __restrict__ slots) {
     uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= L.nb) return;
     const uint32_t s = L.start(b), c = L.cnt[b], o = N.start(b), k = N.cnt[b];
     for (uint32_t j = 0; j < k; j++) {
         BaPair q = ba_pair_at(s, c, j);
         slots[o + j] = q.p | (q.pair ? 0 : BA_ALONE);
+    }
+}
+
+// The slot map of the next round (ba_pair_at for each of bucket b's N.cnt[b] slots). The map costs 4 bytes a slot
+// written and read twice, where the search took 19 dependent loads a slot in each of the two kernels, spread over
+// several buckets a warp once buckets are shorter than a warp's slots.
+//
+// Thread b reads bucket b's layout; its warp's 32 buckets own one contiguous run of slots, which the warp writes 32
+// consecutive slots at a time, each lane finding its slot's bucket among the warp's by a 5-step search over
+// shuffled starts. (One thread writing its own bucket's slots stored 32 scattered words a warp instruction.)
+__global__ void ba_slots_kernel(BaLayout L, BaLayout N, uint32_t* __restrict__ slots) {
+    constexpr uint32_t FULL = 0xffffffffu;
+    const uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t lane = threadIdx.x & 31;
+    // No early return: every lane takes part in the shuffles. Lanes past the last bucket start after every slot.
+    const bool live = b < L.nb;
+    const uint32_t s = live ? L.start(b) : 0, c = live ? L.cnt[b] : 0;
+    const uint32_t o = live ? N.start(b) : FULL;
+    uint32_t end = live ? o + N.cnt[b] : 0;
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) end = max(end, __shfl_xor_sync(FULL, end, d));
+    const uint32_t first = __shfl_sync(FULL, o, 0);  // lane 0 is live wherever any lane is
+    for (uint32_t at = first; at < end; at += 32) {
+        const uint32_t q = at + lane;
+        // The last lane whose slots start at or before q: the bucket holding q (an empty bucket starts where the
+        // next does, so the last such lane is the one with slots).
+        uint32_t w = 0;
+#pragma unroll
+        for (uint32_t step = 16; step > 0; step >>= 1) {
+            if (__shfl_sync(FULL, o, w + step) <= q) w += step;
+        }
+        const uint32_t sw = __shfl_sync(FULL, s, w), cw = __shfl_sync(FULL, c, w), ow = __shfl_sync(FULL, o, w);
+        if (q < end) {
+            const BaPair p = ba_pair_at(sw, cw, q - ow);
+            slots[q] = p.p | (p.pair ? 0 : BA_ALONE);
+        }
     }
 }
 
@@ -995,13 +1048,55 @@ cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon,
     return status_ok();
 }
 
+// Fan-in of the plain-sum levels (CUZK_MSM_REDUCE_FAN, 2..32, read once; an A/B switch). These levels hold few
+// partial sums, too few threads to fill the card, so a level's time is its threads' chain of dependent additions
+// (one XYZZ addition about 27 us there): fan-in f costs (f - 1) additions a level for log_f of the count's levels,
+// least at f = 2. With 32 a level, each of the two or three levels took about 0.9 ms (ncu, H200, 2026-12-04).
+uint32_t reduce_fan_in() {
+    static const uint32_t f = env_u32("CUZK_MSM_REDUCE_FAN", 2, SEGMENT, 2);
+    return f;
+}
+
+// Buckets a weighted_segments_kernel thread takes, for `groups` windows of m buckets: the length whose threads'
+// chains are shortest, counted in waves of the card's resident threads times each thread's additions (2 a bucket,
+// about 1.5 a bit of the segment's offset for lo * S). Many buckets (random scalars at 2^26: 6.8M) fill the card
+// several times over and take long segments (fewer lo * S); PoRep-like MSMs (c = 16, 0.5M buckets) fill it once at
+// 32 and take shorter ones. CUZK_MSM_REDUCE_SEG=S (1..256, read once) forces S: an A/B switch (32 was the constant).
+template <class F>
+uint32_t weighted_segment(uint32_t groups, uint32_t m) {
+    static const uint32_t forced = env_u32("CUZK_MSM_REDUCE_SEG", 1, 256, 0);
+    if (forced) return forced;
+    int dev = 0, sms = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
+                                                  cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, weighted_segments_kernel<F>, 128, 0) != cudaSuccess) {
+        cudaGetLastError();
+        return SEGMENT;
+    }
+    const uint64_t resident = (uint64_t)std::max(sms, 1) * std::max(per_sm, 1) * 128;
+    const uint32_t bits = 32 - __builtin_clz(std::max(m, 1u));
+    uint32_t best = SEGMENT;
+    uint64_t best_cost = UINT64_MAX;
+    for (uint32_t s = 4; s <= 64; s *= 2) {
+        const uint64_t threads = (uint64_t)groups * ((m + s - 1) / s);
+        const uint64_t cost = (threads + resident - 1) / resident * (2 * s + 3 * bits / 2);
+        if (cost <= best_cost) {  // a tie goes to the longer segment: fewer partial sums
+            best = s;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
 // Plain-sum levels until a group has at most SEGMENT partial sums. `cur` and `other` ping-pong; returns the
 // buffer holding the result and updates m.
 template <class F>
 cuzk_status reduce_to_parts(cudaStream_t st, xyzz_t<F>** cur, xyzz_t<F>** other, uint32_t groups, uint32_t* m) {
+    const uint32_t fan = reduce_fan_in();
     while (*m > SEGMENT) {
-        uint32_t per = (*m + SEGMENT - 1) / SEGMENT;
-        sum_segments_kernel<F><<<blocks_for((uint64_t)groups * per, 128), 128, 0, st>>>(*cur, groups, *m, *other);
+        uint32_t per = (*m + fan - 1) / fan;
+        sum_segments_kernel<F><<<blocks_for((uint64_t)groups * per, 128), 128, 0, st>>>(*cur, groups, *m, fan,
+                                                                                        *other);
         CUZK_TRY_LAUNCH("sum_segments_kernel");
         std::swap(*cur, *other);
         *m = per;
@@ -1124,6 +1219,13 @@ cuzk_status batch_invert(cudaStream_t st, fp_t* tree, uint32_t m) {
 // CUZK_MSM_SLOTS=search|map (read once): whether the rounds' kernels find a slot's bucket by binary search or read
 // the slot map (ba_slots_kernel; the default), an A/B switch. With the map, random scalars (H200, 2026-12-03, two
 // rounds each): 2^24 142.0 -> 137.6 ms, 2^26 501.8 -> 481.8 ms, 2^27 956.8 -> 925.2 ms.
+// CUZK_MSM_SLOTS=thread writes the map with one thread a bucket (ba_slots_thread_kernel) instead of a warp's lanes
+// taking consecutive slots (ba_slots_kernel).
+bool slots_by_thread() {
+    static bool v = env_is("CUZK_MSM_SLOTS", "thread");
+    return v;
+}
+
 bool slot_map_enabled() {
     static bool v = !env_is("CUZK_MSM_SLOTS", "search");
     return v;
@@ -1144,7 +1246,10 @@ template <bool R0>
 cuzk_status ba_round(cudaStream_t st, BaSource<R0> src, const BaLayout& L, const BaLayout& N, uint32_t* slots,
                      uint32_t m, fp_t* tree, affine_t<Fp>* out) {
     if (slots) {
-        ba_slots_kernel<<<blocks_for(L.nb, 256), 256, 0, st>>>(L, N, slots);
+        if (slots_by_thread())
+            ba_slots_thread_kernel<<<blocks_for(L.nb, 256), 256, 0, st>>>(L, N, slots);
+        else
+            ba_slots_kernel<<<blocks_for(L.nb, 256), 256, 0, st>>>(L, N, slots);
         CUZK_TRY_LAUNCH("ba_slots_kernel");
     }
     ba_den_kernel<R0><<<blocks_for(m, 256), 256, 0, st>>>(src, L, N, slots, m, tree);
@@ -1371,7 +1476,8 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_TRY(cudaEventRecord(B->ev[3], st));
 
         // 3. accumulate, in levels of tasks (see task_count_kernel).
-        uint32_t per = (buckets + SEGMENT - 1) / SEGMENT;
+        const uint32_t seg = weighted_segment<F>(windows, buckets);
+        uint32_t per = (buckets + seg - 1) / seg;
         size_t part_bytes = std::max<size_t>((size_t)total, (size_t)windows * per) * sizeof(Xyzz);
         CUZK_CHECK(scratch(B->parts_a, part_bytes, "bucket sums"));
         CUZK_CHECK(scratch(B->parts_b, part_bytes, "partial sums"));
@@ -1475,7 +1581,7 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
 
         // 4. reduce
         weighted_segments_kernel<F><<<blocks_for((uint64_t)windows * per, 128), 128, 0, st>>>(cur, windows, buckets,
-                                                                                             other);
+                                                                                             seg, other);
         CUZK_TRY_LAUNCH("weighted_segments_kernel");
         std::swap(cur, other);
         per_window = per;
