@@ -1057,11 +1057,16 @@ uint32_t reduce_fan_in() {
     return f;
 }
 
-// Buckets a weighted_segments_kernel thread takes, for `groups` windows of m buckets: the length whose threads'
-// chains are shortest, counted in waves of the card's resident threads times each thread's additions (2 a bucket,
-// about 1.5 a bit of the segment's offset for lo * S). Many buckets (random scalars at 2^26: 6.8M) fill the card
-// several times over and take long segments (fewer lo * S); PoRep-like MSMs (c = 16, 0.5M buckets) fill it once at
-// 32 and take shorter ones. CUZK_MSM_REDUCE_SEG=S (1..256, read once) forces S: an A/B switch (32 was the constant).
+// Buckets a weighted_segments_kernel thread takes, for `groups` windows of m buckets. Candidates: the powers of two
+// 4..64, and the shortest length that makes the threads one wave of the card's resident threads (at most 256 buckets),
+// each costed as waves times a thread's additions (2 a bucket, about 1.5 a bit of the segment's offset for lo * S);
+// the cheapest wins, a tie the longer. H200 (50.7K resident threads at 146 registers), 2026-12-04, reduce phase:
+// - random 2^26 and 2^27 (13 windows of 2^19 buckets): one wave of 135 a thread, 16.8-17.0 ms, against 24.6-24.9 ms
+//   at 32 (five waves, the last a third full) and 18.8-18.9 ms at 64;
+// - 16 windows of 2^15 buckets (random 2^24, PoRep-like 2^26 and 2^27): 16 a thread (32.8K threads), 2.45-2.58 ms,
+//   against 2.97-3.05 ms at 32 and 3.34-3.55 ms at 11, the one-wave length: within a wave, fewer threads with longer
+//   chains did better than the wave count alone says, so the one-wave length is a candidate only above 64.
+// CUZK_MSM_REDUCE_SEG=S (1..256, read once) forces S: an A/B switch (32 was the constant).
 template <class F>
 uint32_t weighted_segment(uint32_t groups, uint32_t m) {
     static const uint32_t forced = env_u32("CUZK_MSM_REDUCE_SEG", 1, 256, 0);
@@ -1075,16 +1080,14 @@ uint32_t weighted_segment(uint32_t groups, uint32_t m) {
     }
     const uint64_t resident = (uint64_t)std::max(sms, 1) * std::max(per_sm, 1) * 128;
     const uint32_t bits = 32 - __builtin_clz(std::max(m, 1u));
-    uint32_t best = SEGMENT;
-    uint64_t best_cost = UINT64_MAX;
-    for (uint32_t s = 4; s <= 64; s *= 2) {
-        const uint64_t threads = (uint64_t)groups * ((m + s - 1) / s);
-        const uint64_t cost = (threads + resident - 1) / resident * (2 * s + 3 * bits / 2);
-        if (cost <= best_cost) {  // a tie goes to the longer segment: fewer partial sums
-            best = s;
-            best_cost = cost;
-        }
-    }
+    auto threads = [&](uint32_t s) { return (uint64_t)groups * ((m + s - 1) / s); };
+    auto cost = [&](uint32_t s) { return (threads(s) + resident - 1) / resident * (2 * s + 3 * bits / 2); };
+    uint32_t best = 4;
+    for (uint32_t s = 8; s <= 64; s *= 2)
+        if (cost(s) <= cost(best)) best = s;
+    uint32_t wave = 65;
+    while (wave <= 256 && threads(wave) > resident) wave++;
+    if (wave <= 256 && cost(wave) <= cost(best)) best = wave;
     return best;
 }
 
