@@ -1062,7 +1062,7 @@ uint32_t reduce_fan_in() {
 // each costed as waves times a thread's additions (2 a bucket, about 1.5 a bit of the segment's offset for lo * S);
 // the cheapest wins, a tie the longer. H200 (50.7K resident threads at 146 registers), 2026-12-04, reduce phase:
 // - random 2^26 and 2^27 (13 windows of 2^19 buckets): one wave of 135 a thread, 16.8-17.0 ms, against 24.6-24.9 ms
-//   at 32 (five waves, the last a third full) and 18.8-18.9 ms at 64;
+//   at 32 (five waves, the last a fifth full) and 18.8-18.9 ms at 64;
 // - 16 windows of 2^15 buckets (random 2^24, PoRep-like 2^26 and 2^27): 16 a thread (32.8K threads), 2.45-2.58 ms,
 //   against 2.97-3.05 ms at 32 and 3.34-3.55 ms at 11, the one-wave length: within a wave, fewer threads with longer
 //   chains did better than the wave count alone says, so the one-wave length is a candidate only above 64.
