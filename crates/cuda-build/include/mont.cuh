@@ -272,9 +272,10 @@ __device__ __forceinline__ typename M::T mont_mul_ul(const typename M::T& av, co
 // against Python integers (fr and fp, 3,000 random pairs and 0, 1, p-1, p-2, the float64 roundings emulated exactly).
 // As measured (H200, 2026-12-01): fr 51.5e9 products/s against mont_mul_ul's 47.7e9 (one chain of each per thread:
 // 52.4e9), fp 21.9e9 against 19.7e9; the first version, with a round-to-nearest split and four FP64 operations per
-// limb product, ran fr at 45.5e9. Inside kernels it loses for now: the 2^27 NTT 57.4 ms against 55.7 (its pass spills
-// 100-170 bytes at 80 registers), the G1 MSM 2^26 598.6 against 562.6 ms (-DCUZK_FP_MUL_F64). Kept as an A/B form
-// (CUZK_NTT_MUL=f64|hybrid, msm-cuda's MulForm::Float64 and FieldOp::MulFloat64, ntt-cuda's FrOp::MulFloat64).
+// limb product, ran fr at 45.5e9. The NTT's butterflies use it since 2026-12-04 (the 2^27 NTT 48.8 against 50.5 ms
+// with mont_mul_ul, once its pass read twiddles from shared memory and stopped spilling; ntt.cu, mul_form). In the G1
+// MSM it loses: 2^26 598.6 against 562.6 ms (-DCUZK_FP_MUL_F64, 2026-12-01), so there it stays an A/B form (msm-cuda's
+// MulForm::Float64 and FieldOp::MulFloat64; ntt-cuda's FrOp::MulFloat64 tests it against blstrs).
 __host__ __device__ constexpr double f64_pow2(int e) {
     double r = 1.0;
     for (int i = 0; i < e; i++) r *= 2.0;

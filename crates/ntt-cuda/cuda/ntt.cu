@@ -96,13 +96,14 @@ struct PassShape {
 
 // The butterflies' product (mont.cuh has the forms; all give the same bits). Hybrid takes mont_mul_ul for the
 // products of a round numbered 0 and 2 and mont_mul_f64 for those numbered 1 and 3 (independent pairs in each stage),
-// so that the integer and the FP64 pipes work at once; a lone product takes mont_mul_ul.
-enum class MulForm { Chains, Fold, Unsaturated, Float64, Hybrid };
+// so that the integer and the FP64 pipes work at once; a lone product takes mont_mul_ul. Hybrid3 takes mont_mul_ul
+// for product 0 alone and mont_mul_f64 for the other three.
+enum class MulForm { Chains, Fold, Unsaturated, Float64, Hybrid, Hybrid3 };
 
 template <MulForm F>
 __device__ __forceinline__ fr_t form_mul(const fr_t& x, const fr_t& y) {
     if (F == MulForm::Fold) return mont_mul_fold<FrModulus>(x, y);
-    if (F == MulForm::Unsaturated || F == MulForm::Hybrid) return mont_mul_ul<FrModulus>(x, y);
+    if (F == MulForm::Unsaturated || F == MulForm::Hybrid || F == MulForm::Hybrid3) return mont_mul_ul<FrModulus>(x, y);
     if (F == MulForm::Float64) return mont_mul_f64<FrModulus>(x, y);
     return mont_mul<FrModulus>(x, y);
 }
@@ -110,6 +111,7 @@ __device__ __forceinline__ fr_t form_mul(const fr_t& x, const fr_t& y) {
 // The form of product number k (0..3) of a round.
 template <MulForm F, int K>
 __host__ __device__ constexpr MulForm round_form() {
+    if (F == MulForm::Hybrid3) return K == 0 ? MulForm::Unsaturated : MulForm::Float64;
     return F == MulForm::Hybrid ? (K % 2 == 0 ? MulForm::Unsaturated : MulForm::Float64) : F;
 }
 
@@ -199,7 +201,11 @@ constexpr uint32_t PASS_MAX_THREADS = 256;
 // its twiddles takes 64 KiB of shared memory, so no more than 3 fit an SM. Built for 4 (at most 64 registers) the
 // passes spill (DIF 156 bytes, DIT 16). Before the twiddles moved to shared memory DIT at 4 was faster (H 2^27 412.6
 // against 425.4 ms); after it, no better (320.6 against 320.2 ms; H200, 2026-12-03), so the 4-block builds went.
-constexpr int PASS_MIN_BLOCKS = 3;
+// Built for 2 (-DCUZK_NTT_PASS_BLOCKS=2, at most 128 registers) no form of the product gained (see mul_form).
+#ifndef CUZK_NTT_PASS_BLOCKS
+#define CUZK_NTT_PASS_BLOCKS 3
+#endif
+constexpr int PASS_MIN_BLOCKS = CUZK_NTT_PASS_BLOCKS;
 
 template <bool DIT, MulForm FORM, bool SWZ>
 __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
@@ -344,20 +350,32 @@ uint32_t pass_threads() {
     return threads;
 }
 
-// Butterflies multiply with mont_mul_ul, the unsaturated-limb product: the 2^27 forward NTT in 58.45 ms against 60.64 ms
-// with mont_mul_fold and 63.44 ms with mont_mul, H 2^27 436.7 against 455.4 and 468.5 ms (H200, 2026-12-01, same
-// binary, two interleaved rounds). CUZK_NTT_MUL=chains|fold|ul picks the form: an A/B switch between revisions.
-MulForm mul_form() {
-    static const MulForm form = [] {
+// Butterflies multiply with mont_mul_f64, the product on the FP64 pipe, in both directions. With the twiddles in shared
+// memory the pass holds it at 3 blocks an SM without spills, and it beat every other form and mix (H200, 2026-12-04,
+// two rounds, medians of 5): forward NTT 2^27 48.79 ms against 50.53 (mont_mul_ul), 50.15 (hybrid), 49.29 (hybrid3),
+// 48.80 (f64 DIF, hybrid DIT); H 2^27 307.6 against 320.4, 314.1, 309.5, 309.3 ms. Built for 2 blocks an SM
+// (-DCUZK_NTT_PASS_BLOCKS=2, 128 registers) every form was slower (f64 49.98 ms, H 315.2). Until then mont_mul_ul was
+// the form: the 2^27 NTT in 58.45 ms against 60.64 ms with mont_mul_fold and 63.44 ms with mont_mul (2026-12-01).
+// CUZK_NTT_MUL=ul|chains|fold|f64|hybrid|hybrid3 picks the form, DIF_FORM/DIT_FORM one per direction: an A/B switch.
+MulForm parse_mul_form(const std::string& s) {
+    if (s == "ul") return MulForm::Unsaturated;
+    if (s == "chains") return MulForm::Chains;
+    if (s == "fold") return MulForm::Fold;
+    if (s == "hybrid") return MulForm::Hybrid;
+    if (s == "hybrid3") return MulForm::Hybrid3;
+    return MulForm::Float64;
+}
+
+// The form of DIF's passes (dit false) or DIT's: CUZK_NTT_MUL=FORM for both, or DIF_FORM/DIT_FORM.
+MulForm mul_form(bool dit = false) {
+    static const std::pair<MulForm, MulForm> forms = [] {
         const char* v = getenv("CUZK_NTT_MUL");
         const std::string s = v ? v : "";
-        if (s == "chains") return MulForm::Chains;
-        if (s == "fold") return MulForm::Fold;
-        if (s == "f64") return MulForm::Float64;
-        if (s == "hybrid") return MulForm::Hybrid;
-        return MulForm::Unsaturated;
+        const size_t slash = s.find('/');
+        if (slash == std::string::npos) return std::make_pair(parse_mul_form(s), parse_mul_form(s));
+        return std::make_pair(parse_mul_form(s.substr(0, slash)), parse_mul_form(s.substr(slash + 1)));
     }();
-    return form;
+    return dit ? forms.second : forms.first;
 }
 
 // Shared-memory layout of the passes (PassSmem): swizzled planes unless CUZK_NTT_SMEM=interleaved (an A/B switch).
@@ -467,11 +485,12 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
         dim3 grid(1u << (log_n - log_e), batch);
         const size_t shmem = sizeof(fr_t) * ((1u << log_e) + pass_twiddles(ps.k, ps.log_glow));
         cudaError_t err;
-        switch (mul_form()) {
+        switch (mul_form(dit)) {
             case MulForm::Chains: err = launch_pass<MulForm::Chains>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
             case MulForm::Fold: err = launch_pass<MulForm::Fold>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
             case MulForm::Float64: err = launch_pass<MulForm::Float64>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
             case MulForm::Hybrid: err = launch_pass<MulForm::Hybrid>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
+            case MulForm::Hybrid3: err = launch_pass<MulForm::Hybrid3>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
             default: err = launch_pass<MulForm::Unsaturated>(dit, grid, threads, shmem, stream, data, log_n, ps, tw);
         }
         CUZK_TRY(err);
@@ -1173,6 +1192,7 @@ cuzk_status cuzk_ceiling_fr_mul(double* muls_per_second) {
                               case MulForm::Fold: fr_mul_chain_kernel<MulForm::Fold><<<blocks, threads>>>(out, seed, n); break;
                               case MulForm::Float64: fr_mul_chain_kernel<MulForm::Float64><<<blocks, threads>>>(out, seed, n); break;
                               case MulForm::Hybrid: fr_mul_chain_kernel<MulForm::Hybrid><<<blocks, threads>>>(out, seed, n); break;
+                              case MulForm::Hybrid3: fr_mul_chain_kernel<MulForm::Hybrid3><<<blocks, threads>>>(out, seed, n); break;
                               default: fr_mul_chain_kernel<MulForm::Unsaturated><<<blocks, threads>>>(out, seed, n);
                           }
                       },

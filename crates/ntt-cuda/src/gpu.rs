@@ -1362,7 +1362,7 @@ pub fn ceilings(copy_bytes: usize) -> Result<(f64, f64)> {
 }
 
 /// Scalar-field products per second on this card in the form the NTT's butterflies use (`CUZK_NTT_MUL`, default the
-/// unsaturated-limb product): two independent chains per thread, all SMs busy. The NTT's multiply floor.
+/// FP64-pipe product `mont_mul_f64`): two independent chains per thread, all SMs busy. The NTT's multiply floor.
 ///
 /// # Errors
 /// [`Error::NoDevice`] or a CUDA error.
