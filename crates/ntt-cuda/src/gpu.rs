@@ -1325,9 +1325,9 @@ pub enum FrOp {
     Neg = 6,
     /// a * b by `mont_mul_fold` (`CUZK_NTT_MUL=fold` in the butterflies)
     MulFold = 7,
-    /// a * b by `mont_mul_ul`, the unsaturated-limb product the NTT's butterflies use
+    /// a * b by `mont_mul_ul`, the unsaturated-limb product (`fr_mul`; `CUZK_NTT_MUL=ul` in the butterflies)
     MulUnsaturated = 8,
-    /// a * b by `mont_mul_f64`, the product on the FP64 pipe (52-bit limbs in doubles; `CUZK_NTT_MUL=f64|hybrid`)
+    /// a * b by `mont_mul_f64`, the product on the FP64 pipe (52-bit limbs in doubles; the butterflies' form)
     MulFloat64 = 9,
     /// a * b by `mont_mul`, the carry-chain product (`CUZK_NTT_MUL=chains`; the field's product until 2026-12-01)
     MulChains = 10,
