@@ -273,7 +273,7 @@ __device__ __forceinline__ typename M::T mont_mul_ul(const typename M::T& av, co
 // As measured (H200, 2026-12-01): fr 51.5e9 products/s against mont_mul_ul's 47.7e9 (one chain of each per thread:
 // 52.4e9), fp 21.9e9 against 19.7e9; the first version, with a round-to-nearest split and four FP64 operations per
 // limb product, ran fr at 45.5e9. The NTT's butterflies use it since 2026-12-04 (the 2^27 NTT 48.8 against 50.5 ms
-// with mont_mul_ul, once its pass read twiddles from shared memory and stopped spilling; ntt.cu, mul_form). In the G1
+// with mont_mul_ul, once its pass read twiddles from shared memory and spilled less; ntt.cu, mul_form). In the G1
 // MSM it loses: 2^26 598.6 against 562.6 ms (-DCUZK_FP_MUL_F64, 2026-12-01), so there it stays an A/B form (msm-cuda's
 // MulForm::Float64 and FieldOp::MulFloat64; ntt-cuda's FrOp::MulFloat64 tests it against blstrs).
 __host__ __device__ constexpr double f64_pow2(int e) {
