@@ -247,9 +247,27 @@ fn ab_cases(switch: &str) -> Result<(Case, Case)> {
                 "g1_2_22_random_median_ms",
             ),
         ),
+        "ntt-mul" => {
+            let ntt = "bench ntt --sizes 27 --h-sizes 27 --iterations 5 --device-only";
+            let mut ul = case(
+                "NTT butterflies by mont_mul_ul (integer pipe)",
+                ntt,
+                "h_2_27_median_ms",
+            );
+            ul.env.push(("CUZK_NTT_MUL", "ul"));
+            (
+                case(
+                    "NTT butterflies by mont_mul_f64 (FP64 pipe; the default)",
+                    ntt,
+                    "h_2_27_median_ms",
+                ),
+                ul,
+            )
+        }
         other => bail!(
             "unknown switch {other:?}: a1 (LC storage Vec vs SmallVec), a2 (pre-sizing hint), a4 (B_G2 on the CPU \
-             beside the GPU), b1 (cudaHostRegister per proof vs pinned staging; GPU), d4 (per-MSM window vs a fixed one; GPU)"
+             beside the GPU), b1 (cudaHostRegister per proof vs pinned staging; GPU), d4 (per-MSM window vs a fixed one; GPU), \
+             ntt-mul (the NTT butterflies' product on the FP64 pipe vs the integer one; GPU)"
         ),
     })
 }
@@ -385,7 +403,7 @@ fn parse(args: &[String]) -> Result<Options> {
 }
 
 pub const USAGE: &str = "usage: cargo xtask bench [--quick] [--gpu] [--runs N] [--save NAME] [--compare NAME] [--cuzk PATH]
-       cargo xtask bench --ab a1|a2|a4|b1|d4 [--runs N] [--cuzk PATH]
+       cargo xtask bench --ab a1|a2|a4|b1|d4|ntt-mul [--runs N] [--cuzk PATH]
 
 Runs the curated set (--quick: seconds on two cores; --gpu adds GPU cases), N runs per case (default 5, quick 3),
 cases interleaved. Writes target/xtask-bench/last.md and last.json; --save keeps the results as baseline NAME,
@@ -603,7 +621,7 @@ mod tests {
 
     #[test]
     fn every_switch_has_two_sides_and_bad_input_is_named() {
-        for s in ["a1", "a2", "a4", "b1", "d4"] {
+        for s in ["a1", "a2", "a4", "b1", "d4", "ntt-mul"] {
             let (a, b) = ab_cases(s).unwrap();
             assert_ne!((a.args, a.env), (b.args, b.env), "{s}");
         }

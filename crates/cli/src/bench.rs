@@ -109,6 +109,11 @@ fn ntt(a: NttArgs) -> Result<()> {
         let passes = log_n.div_ceil(10) as f64;
         let mem_floor_ms = passes * 2.0 * 32.0 * n as f64 / copy_bw * 1e3;
         let mul_floor_ms = (n as f64 / 2.0) * log_n.saturating_sub(1) as f64 / fr_rate * 1e3;
+        // Numeric twin of the row below, for scripts (`cargo xtask bench --ab ntt-mul`).
+        report.time(
+            &format!("ntt 2^{log_n} median"),
+            std::time::Duration::from_secs_f64(med / 1e3),
+        );
         report.text(
             &format!("forward NTT 2^{log_n}"),
             format!(
@@ -144,6 +149,10 @@ fn ntt(a: NttArgs) -> Result<()> {
         let (med, lo, hi) = median(times);
         // H runs six transforms (bellperson's sequence, seven; see ntt_cuda::h_polynomial).
         let mem_floor_ms = 6.0 * log_n.div_ceil(10) as f64 * 2.0 * 32.0 * n as f64 / copy_bw * 1e3;
+        report.time(
+            &format!("h 2^{log_n} median"),
+            std::time::Duration::from_secs_f64(med / 1e3),
+        );
         report.text(
             &format!("H polynomial 2^{log_n} (on device)"),
             format!("{med:.2} ms (median of {}; min {lo:.2}, max {hi:.2}); memory floor of the 6 NTTs {mem_floor_ms:.2} ms", a.iterations),
