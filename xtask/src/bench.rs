@@ -30,6 +30,14 @@ fn case(id: &str, args: &str, key: &str) -> Case {
     }
 }
 
+impl Case {
+    /// The same case run with `name=value` in its environment (the B side of an A/B switch).
+    fn with_env(mut self, name: &'static str, value: &'static str) -> Case {
+        self.env.push((name, value));
+        self
+    }
+}
+
 /// The curated set. `--quick` keeps the cases that take seconds on two cores (CI-sized); the full set adds 2^20
 /// synthesis, a larger pipelined proof and the criterion benches ([`CRITERION`]); `--gpu` adds GPU cases.
 fn curated(quick: bool, gpu: bool, cache: &Path) -> Vec<Case> {
@@ -214,25 +222,26 @@ fn ab_cases(switch: &str) -> Result<(Case, Case)> {
         ),
         "a4" => {
             let prove = "bench prove --gpu --constraints 1048000 --partitions 4 --params fake";
-            let mut cpu = case("A4 B_G2 on the CPU beside the GPU", prove, "per_partition_ms");
-            cpu.env.push(("CUZK_B_G2", "cpu"));
-            (case("A4 B_G2 on the GPU", prove, "per_partition_ms"), cpu)
+            (
+                case("A4 B_G2 on the GPU", prove, "per_partition_ms"),
+                case("A4 B_G2 on the CPU beside the GPU", prove, "per_partition_ms")
+                    .with_env("CUZK_B_G2", "cpu"),
+            )
         }
         "b1" => {
             let prove = "bench prove --gpu --constraints 4190000 --partitions 4 --params fake";
-            let mut register = case(
-                "B1 a, b, c registered in place per proof (cudaHostRegister)",
-                prove,
-                "h_polynomial_median_ms",
-            );
-            register.env.push(("CUZK_H_UPLOAD", "register"));
             (
                 case(
                     "B1 off: a, b, c through pinned staging (pinned once)",
                     prove,
                     "h_polynomial_median_ms",
                 ),
-                register,
+                case(
+                    "B1 a, b, c registered in place per proof (cudaHostRegister)",
+                    prove,
+                    "h_polynomial_median_ms",
+                )
+                .with_env("CUZK_H_UPLOAD", "register"),
             )
         }
         "d4" => (
@@ -249,19 +258,18 @@ fn ab_cases(switch: &str) -> Result<(Case, Case)> {
         ),
         "ntt-mul" => {
             let ntt = "bench ntt --sizes 27 --h-sizes 27 --iterations 5 --device-only";
-            let mut ul = case(
-                "NTT butterflies by mont_mul_ul (integer pipe)",
-                ntt,
-                "h_2_27_median_ms",
-            );
-            ul.env.push(("CUZK_NTT_MUL", "ul"));
             (
                 case(
                     "NTT butterflies by mont_mul_f64 (FP64 pipe; the default)",
                     ntt,
                     "h_2_27_median_ms",
                 ),
-                ul,
+                case(
+                    "NTT butterflies by mont_mul_ul (integer pipe)",
+                    ntt,
+                    "h_2_27_median_ms",
+                )
+                .with_env("CUZK_NTT_MUL", "ul"),
             )
         }
         other => bail!(
