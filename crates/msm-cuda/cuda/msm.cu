@@ -34,6 +34,7 @@
 #include "msm.h"
 #include "once_per_device.cuh"
 #include "status.cuh"
+#include "stream.cuh"
 
 using namespace cuzk;
 
@@ -1846,7 +1847,7 @@ cuzk_status cuzk_msm_scratch_create(cuzk_msm_scratch** out) {
     cuzk_msm_scratch* S = new cuzk_msm_scratch();
     S->stream = nullptr;
     for (auto& e : S->ev) e = nullptr;
-    cudaError_t e = cudaStreamCreateWithFlags(&S->stream, cudaStreamNonBlocking);
+    cudaError_t e = stream_create(&S->stream, "msm");
     for (int i = 0; i < 8 && e == cudaSuccess; i++) e = cudaEventCreate(&S->ev[i]);
     if (e != cudaSuccess) {
         cuzk_msm_scratch_destroy(S);

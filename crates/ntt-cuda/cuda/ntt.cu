@@ -20,6 +20,7 @@
 #include "ntt.h"
 #include "once_per_device.cuh"
 #include "status.cuh"
+#include "stream.cuh"
 
 using namespace cuzk;
 
@@ -979,7 +980,7 @@ cuzk_status cuzk_host_unregister(void* ptr) {
 }
 
 cuzk_status cuzk_stream_create(void** stream) {
-    CUZK_TRY(cudaStreamCreateWithFlags((cudaStream_t*)stream, cudaStreamNonBlocking));
+    CUZK_TRY(stream_create((cudaStream_t*)stream, "ntt"));
     return status_ok();
 }
 

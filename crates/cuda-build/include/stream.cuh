@@ -1,0 +1,24 @@
+// Streams of the kernel libraries, with the priority switch CUZK_STREAM_PRIORITY (an A/B switch for two prover lanes
+// on one GPU, whose kernels compete for the SMs): `msm` gives the MSM scratch's stream the device's greatest priority,
+// `ntt` gives it to ntt-cuda's streams (the H polynomial, uploads, the sparse products); unset, every stream has the
+// default priority. The block scheduler dispatches a higher-priority stream's pending blocks first.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "env_switch.cuh"
+
+namespace cuzk {
+
+// A non-blocking stream for `role` ("msm" or "ntt"), at the greatest priority when CUZK_STREAM_PRIORITY names it.
+inline cudaError_t stream_create(cudaStream_t* s, const char* role) {
+    int priority = 0;
+    if (env_is("CUZK_STREAM_PRIORITY", role)) {
+        int least = 0, greatest = 0;
+        const cudaError_t e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+        if (e != cudaSuccess) return e;
+        priority = greatest;
+    }
+    return cudaStreamCreateWithPriority(s, cudaStreamNonBlocking, priority);
+}
+
+}  // namespace cuzk
