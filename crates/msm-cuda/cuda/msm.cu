@@ -2,9 +2,10 @@
 //
 // One MSM, all on the set's stream:
 //   1. classify: scalars leave Montgomery form; zeros are dropped, ones (with split) listed, the rest counted.
-//   2. sort: a counting sort of (window, bucket) digits: histogram, exclusive scan, scatter of point indices
-//      (the sign of the digit in the top bit). Each bucket's points end up contiguous. Dense MSMs scatter in two
-//      block-aggregated passes through a stage (sort_staged), sparse ones with an atomic a digit (scatter_kernel).
+//   2. sort: a counting sort of (window, bucket) digits: counts, exclusive scan, scatter of point indices
+//      (the sign of the digit in the top bit). Each bucket's points end up contiguous. Dense MSMs count and scatter
+//      in block-aggregated passes through a stage (sort_staged), sparse ones with an atomic a digit (histogram_kernel,
+//      scatter_kernel).
 //   3. accumulate: each bucket's list is cut into tasks of bounded length, one thread each (longest first), summing
 //      points with mixed XYZZ additions; further levels sum the tasks' partials until each bucket has one value (hot
 //      buckets, such as the few of the top window or those of a repeated scalar, are shared out instead of walked by
@@ -17,6 +18,7 @@
 // The host combines the few partial sums per window (Horner over windows) with blstrs.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -199,6 +201,9 @@ __global__ void scatter_kernel(const fr_t* __restrict__ canon, uint32_t n, int s
 //   Pass B (stage_fine_kernel): a block takes STAGE_ENTRIES consecutive stage entries, whose keys lie in a few
 //     consecutive coarse bins, sorts them by bucket in shared memory, reserves a run per bucket with one global
 //     atomic, and writes the entries to `entries` in runs.
+// The counts the passes start from come without a per-digit histogram: the coarse bins' counts from a block-aggregated
+// count of the scalars' digits (coarse_histogram_kernel), before pass A, and each group's bucket counts from its stage
+// (stage_count_kernel), before pass B. See sort_staged.
 // With s = c / 2 each pass sorts by about 2^(c/2) keys. On the H200 (2026-12-03, BENCHMARKS.md) the sort phase of a
 // 2^26 random MSM went from 54.7 to 22.5 ms and 2^24's from 10.4 to 6.2 ms. Pass A re-reads its tile's scalars for
 // each window: with 4096 scalars a block they came from DRAM (32 GB at 2^26 by ncu; sort 24.9 ms), with 2048 the
@@ -270,14 +275,29 @@ __device__ uint32_t block_exclusive_scan(uint32_t* a, uint32_t m, uint32_t* tmp)
     return total;
 }
 
-// seg_cursor[w * coarse + b] = where bucket b << s of window w starts.
-__global__ void stage_cursor_kernel(const uint32_t* __restrict__ offsets, uint32_t windows, uint32_t buckets,
-                                    uint32_t c, uint32_t* __restrict__ seg_cursor) {
-    const uint32_t coarse = stage_coarse(c), s = stage_shift(c);
-    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= windows * coarse) return;
-    uint32_t w = t / coarse, b = t - w * coarse;
-    seg_cursor[t] = offsets[w * buckets + (b << s)];
+// Digit counts of coarse bins (2^s consecutive buckets, see stage_coarse), bins[w * coarse + b] for window w, for the
+// staged sort: a block counts its scalars' digits of every window in shared memory, then adds its non-zero counts to
+// `bins` with one global atomic each. The per-bucket histogram (histogram_kernel) takes one global atomic a digit: at
+// 2^27 random that is 1.7e9 atomics on 6.8M counters, 17.5 ms at the L2's atomic rate (ncu, H200, 2026-12-04), more
+// than a third of the sort. The staged sort now takes the buckets' counts from its stage instead (stage_count_kernel).
+// Dynamic shared memory: windows * coarse words (coarse_histogram_smem). Grid-stride over the scalars.
+inline size_t coarse_histogram_smem(uint32_t c) { return (size_t)((256 + c - 1) / c) * stage_coarse(c) * 4; }
+
+__global__ void __launch_bounds__(256) coarse_histogram_kernel(const fr_t* __restrict__ canon, uint32_t n, int split,
+                                                               uint32_t c, uint32_t windows,
+                                                               uint32_t* __restrict__ bins) {
+    extern __shared__ uint32_t cnt[];
+    const uint32_t coarse = stage_coarse(c), s = stage_shift(c), m = windows * coarse;
+    for (uint32_t i = threadIdx.x; i < m; i += blockDim.x) cnt[i] = 0;
+    __syncthreads();
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        const fr_t sc = load16(&canon[i]);
+        if (!is_pippenger(sc, split)) continue;
+        for_each_digit(sc, c, windows, [&](uint32_t w, uint32_t d, bool) { atomicAdd(&cnt[w * coarse + (d >> s)], 1u); });
+    }
+    __syncthreads();
+    for (uint32_t i = threadIdx.x; i < m; i += blockDim.x)
+        if (cnt[i]) atomicAdd(&bins[i], cnt[i]);
 }
 
 // Shared memory of stage_coarse_kernel: two counters a coarse bin, the scan's 8 words, the sorted tile.
@@ -338,6 +358,55 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_coarse_kernel(const fr_t*
     }
 }
 
+// The stage entries [first, last) of [0, len) that a pass-B block (blockIdx.x) takes, and the keys they can hold: the
+// stage is ordered by coarse bin, so every key of the tile lies in [lo, lo + span), from the start of the first entry's
+// bin to the end of the last entry's.
+struct StageTile {
+    uint32_t first, last, lo, span;
+    __device__ __forceinline__ StageTile(const uint2* __restrict__ stage, uint32_t len, uint32_t buckets, uint32_t c) {
+        const uint32_t s = stage_shift(c);
+        auto bin_start = [&](uint32_t key) {
+            const uint32_t w = key / buckets;
+            return w * buckets + (((key - w * buckets) >> s) << s);
+        };
+        first = blockIdx.x * STAGE_ENTRIES;
+        last = min(len, first + STAGE_ENTRIES);
+        lo = bin_start(stage[first].x);
+        span = bin_start(stage[last - 1].x) + (1u << s) - lo;
+    }
+};
+
+// The buckets' digit counts of a group's stage (pass B's tiles): counts[key] += the entries with that key. A tile
+// counts its keys in shared memory and adds each non-zero count with one global atomic (a tile spanning more than
+// STAGE_SPAN_B keys, as in stage_fine_kernel, adds each entry alone). Reading the stage again (8 bytes an entry) costs
+// less than the per-digit atomics of histogram_kernel (see coarse_histogram_kernel).
+__global__ void __launch_bounds__(STAGE_THREADS) stage_count_kernel(const uint2* __restrict__ stage, uint32_t len,
+                                                                    uint32_t buckets, uint32_t c,
+                                                                    uint32_t* __restrict__ counts) {
+    __shared__ uint32_t off[STAGE_SPAN_B];
+    const StageTile t(stage, len, buckets, c);
+    uint32_t key[STAGE_PER_B];  // all loads in flight before the first atomic
+#pragma unroll
+    for (uint32_t j = 0; j < STAGE_PER_B; j++) {
+        const uint32_t e = t.first + j * STAGE_THREADS + threadIdx.x;
+        key[j] = e < t.last ? stage[e].x : NO_KEY;
+    }
+    if (t.span > STAGE_SPAN_B) {  // the same for the whole block: no barrier below is skipped by part of it
+#pragma unroll
+        for (uint32_t j = 0; j < STAGE_PER_B; j++)
+            if (key[j] != NO_KEY) atomicAdd(&counts[key[j]], 1u);
+        return;
+    }
+    for (uint32_t h = threadIdx.x; h < t.span; h += STAGE_THREADS) off[h] = 0;
+    __syncthreads();
+#pragma unroll
+    for (uint32_t j = 0; j < STAGE_PER_B; j++)
+        if (key[j] != NO_KEY) atomicAdd(&off[key[j] - t.lo], 1u);
+    __syncthreads();
+    for (uint32_t h = threadIdx.x; h < t.span; h += STAGE_THREADS)
+        if (off[h]) atomicAdd(&counts[t.lo + h], off[h]);
+}
+
 // Shared memory of stage_fine_kernel: two counters a key of the span, the scan's 8 words, the sorted tile.
 constexpr size_t STAGE_FINE_SMEM = ((size_t)2 * STAGE_SPAN_B + 8) * 4 + (size_t)STAGE_ENTRIES * sizeof(uint2);
 
@@ -353,16 +422,8 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_fine_kernel(const uint2* 
     uint32_t* run = smem + STAGE_SPAN_B;
     uint32_t* tmp = smem + 2 * STAGE_SPAN_B;
     uint2* tile = reinterpret_cast<uint2*>(smem + 2 * STAGE_SPAN_B + 8);
-    const uint32_t s = stage_shift(c);
-    const uint32_t first = blockIdx.x * STAGE_ENTRIES, last = min(len, first + STAGE_ENTRIES);
-    // The stage is ordered by coarse bin, so every key of the tile lies between the start of the first entry's bin
-    // and the end of the last entry's.
-    auto bin_start = [&](uint32_t key) {
-        uint32_t w = key / buckets;
-        return w * buckets + (((key - w * buckets) >> s) << s);
-    };
-    const uint32_t lo = bin_start(stage[first].x);
-    const uint32_t span = bin_start(stage[last - 1].x) + (1u << s) - lo;
+    const StageTile t(stage, len, buckets, c);
+    const uint32_t first = t.first, last = t.last, lo = t.lo, span = t.span;
     uint2 v[STAGE_PER_B];
 #pragma unroll
     for (uint32_t j = 0; j < STAGE_PER_B; j++) {
@@ -977,6 +1038,10 @@ cuzk_status raise_stage_smem_limits() {
         cudaError_t err =
             cudaFuncSetAttribute(stage_coarse_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_a);
         if (err != cudaSuccess) return err;
+        size_t smem_h = 0;
+        for (uint32_t c = 10; c <= MAX_WINDOW; c++) smem_h = std::max(smem_h, coarse_histogram_smem(c));
+        err = cudaFuncSetAttribute(coarse_histogram_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_h);
+        if (err != cudaSuccess) return err;
         return cudaFuncSetAttribute(stage_fine_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     (int)STAGE_FINE_SMEM);
     }));
@@ -1007,39 +1072,80 @@ size_t largest_window(const std::vector<uint32_t>& start) {
     return largest;
 }
 
-// Places the digits of the MSM's scalars in `entries` (see stage_coarse_kernel), given the histogram's offsets,
-// cursor = offsets, the windows' starts (window_starts) and the most digits in one of them (largest_window).
+// Places the digits of the MSM's scalars in `entries` (see stage_coarse_kernel) and fills the buckets' `counts` (zeroed
+// by the caller), `offsets` (their exclusive prefix sums over all windows) and `cursor` (each bucket's end), with no
+// per-digit histogram: the coarse bins' counts come first (coarse_histogram_kernel; with one host sync they give the
+// windows' starts and pass A's bin cursors), and each group's bucket counts from its stage (stage_count_kernel), scanned
+// from the group's start, before its pass B. `start` gets each window's first offset and the number of digits last.
+// `scan_bytes`: B->cub's size, enough for a scan of windows * buckets counts.
 // The stage lives in the batch-affine rounds' first buffer, which is idle until the accumulation and holds several
 // windows once an MSM with rounds has run; windows go through it in groups that fit.
 cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon, uint32_t n, int split, uint32_t c,
-                        uint32_t windows, uint32_t buckets, const uint32_t* offsets, const std::vector<uint32_t>& start,
-                        size_t largest, uint32_t* cursor, uint32_t* entries) {
+                        uint32_t windows, uint32_t buckets, uint32_t* counts, uint32_t* offsets, uint32_t* cursor,
+                        uint32_t* entries, size_t scan_bytes, std::vector<uint32_t>* start) {
     const uint32_t coarse = stage_coarse(c);
-    if (largest == 0) return status_ok();
+    const size_t bins = (size_t)windows * coarse;
+    CUZK_CHECK(raise_stage_smem_limits());
+    CUZK_CHECK(scratch(B->stage_cursor, bins * 4, "the sort's bin cursors"));
+    uint32_t* seg_cursor = (uint32_t*)B->stage_cursor.ptr;
+    CUZK_TRY(cudaMemsetAsync(seg_cursor, 0, bins * 4, st));
+    int dev = 0, sms = 0;
+    CUZK_TRY(cudaGetDevice(&dev));
+    CUZK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const uint32_t hist_blocks = std::max(1u, std::min<uint32_t>(blocks_for(n, 256), (uint32_t)sms * 8));
+    coarse_histogram_kernel<<<hist_blocks, 256, coarse_histogram_smem(c), st>>>(canon, n, split, c, windows, seg_cursor);
+    CUZK_TRY_LAUNCH("coarse_histogram_kernel");
+    // Counts to positions in the whole layout: window after window, bin after bin.
+    std::vector<uint32_t> h(bins);
+    CUZK_TRY(cudaMemcpyAsync(h.data(), seg_cursor, bins * 4, cudaMemcpyDeviceToHost, st));
+    CUZK_TRY(cudaStreamSynchronize(st));
+    start->assign(windows + 1, 0);
+    uint64_t pos = 0;
+    for (uint32_t w = 0; w < windows; w++) {
+        (*start)[w] = (uint32_t)pos;
+        for (uint32_t b = 0; b < coarse; b++) {
+            const uint32_t k = h[(size_t)w * coarse + b];
+            h[(size_t)w * coarse + b] = (uint32_t)pos;
+            pos += k;
+        }
+    }
+    if (pos > 0xffffffffull) return status_msg(1, "the sort's digits overflow 32-bit positions");
+    (*start)[windows] = (uint32_t)pos;
+    // From pageable memory: the copy returns once `h` has been read.
+    CUZK_TRY(cudaMemcpyAsync(seg_cursor, h.data(), bins * 4, cudaMemcpyHostToDevice, st));
+    const size_t largest = largest_window(*start);
     size_t cap = B->ba_elems[0].cap / sizeof(uint2);
-    if (cap < largest) {
-        cap = std::max<size_t>(largest, std::min<size_t>(start[windows], STAGE_BYTES / sizeof(uint2)));
+    if (largest > 0 && cap < largest) {
+        cap = std::max<size_t>(largest, std::min<size_t>(pos, STAGE_BYTES / sizeof(uint2)));
         CUZK_CHECK(scratch(B->ba_elems[0], cap * sizeof(uint2), "the sort's stage"));
     }
-    CUZK_CHECK(scratch(B->stage_cursor, (size_t)windows * coarse * 4, "the sort's bin cursors"));
-    uint32_t* seg_cursor = (uint32_t*)B->stage_cursor.ptr;
     uint2* stage = (uint2*)B->ba_elems[0].ptr;
-    stage_cursor_kernel<<<blocks_for((uint64_t)windows * coarse, 256), 256, 0, st>>>(offsets, windows, buckets, c,
-                                                                                     seg_cursor);
-    CUZK_TRY_LAUNCH("stage_cursor_kernel");
     const size_t smem_a = stage_coarse_smem(c);
-    CUZK_CHECK(raise_stage_smem_limits());
     for (uint32_t w0 = 0; w0 < windows;) {
         uint32_t g = 1;
-        size_t len = start[w0 + 1] - start[w0];
-        while (w0 + g < windows && len + (start[w0 + g + 1] - start[w0 + g]) <= cap) {
-            len += start[w0 + g + 1] - start[w0 + g];
+        size_t len = (*start)[w0 + 1] - (*start)[w0];
+        while (w0 + g < windows && len + ((*start)[w0 + g + 1] - (*start)[w0 + g]) <= cap) {
+            len += (*start)[w0 + g + 1] - (*start)[w0 + g];
             g++;
         }
+        const size_t first = (size_t)w0 * buckets, items = (size_t)g * buckets;
         if (len > 0) {
             stage_coarse_kernel<<<blocks_for(n, STAGE_SCALARS), STAGE_THREADS, smem_a, st>>>(
-                canon, n, split, c, w0, g, buckets, seg_cursor, start[w0], stage);
+                canon, n, split, c, w0, g, buckets, seg_cursor, (*start)[w0], stage);
             CUZK_TRY_LAUNCH("stage_coarse_kernel");
+            stage_count_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, 0, st>>>(stage, (uint32_t)len, buckets,
+                                                                                         c, counts);
+            CUZK_TRY_LAUNCH("stage_count_kernel");
+        }
+        // Every bucket gets its offset, those of empty windows too (the accumulation reads them all).
+        size_t need = 0;
+        CUZK_TRY(cub::DeviceScan::ExclusiveScan(nullptr, need, counts + first, offsets + first, ::cuda::std::plus<>{},
+                                                (*start)[w0], (int)items, st));
+        if (need > scan_bytes) return status_msg(1, "the sort's scan needs more scratch than sized");
+        CUZK_TRY(cub::DeviceScan::ExclusiveScan(B->cub.ptr, scan_bytes, counts + first, offsets + first,
+                                                ::cuda::std::plus<>{}, (*start)[w0], (int)items, st));
+        CUZK_TRY(cudaMemcpyAsync(cursor + first, offsets + first, items * 4, cudaMemcpyDeviceToDevice, st));
+        if (len > 0) {
             stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(
                 stage, (uint32_t)len, buckets, c, cursor, entries);
             CUZK_TRY_LAUNCH("stage_fine_kernel");
@@ -1456,21 +1562,28 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         uint32_t* offsets = (uint32_t*)B->offsets.ptr;
         uint32_t* cursor = (uint32_t*)B->cursor.ptr;
         CUZK_TRY(cudaMemsetAsync(counts, 0, (size_t)total * 4, st));
-        histogram_kernel<<<blocks_for(n, 256), 256, 0, st>>>(canon, n32, split, c, windows, buckets, counts);
-        CUZK_TRY_LAUNCH("histogram_kernel");
-        size_t tmp = 0;
+        // The scans' scratch, also for the levels' scans below: the larger of a whole sum and a scan from a start.
+        size_t tmp = 0, tmp_scan = 0;
         CUZK_TRY(cub::DeviceScan::ExclusiveSum(nullptr, tmp, counts, offsets, (int)total, st));
+        CUZK_TRY(cub::DeviceScan::ExclusiveScan(nullptr, tmp_scan, counts, offsets, ::cuda::std::plus<>{}, 0u,
+                                                (int)total, st));
+        tmp = std::max(tmp, tmp_scan);
         CUZK_CHECK(scratch(B->cub, tmp, "the scan"));
-        CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, counts, offsets, (int)total, st));
-        CUZK_TRY(cudaMemcpyAsync(cursor, offsets, (size_t)total * 4, cudaMemcpyDeviceToDevice, st));
         std::vector<uint32_t> start;
-        CUZK_CHECK(window_starts(st, offsets, counts, windows, buckets, &start));
+        const bool staged = use_staged_sort(n, others, c);
+        if (staged) {
+            CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, counts, offsets, cursor,
+                                   (uint32_t*)B->entries.ptr, tmp, &start));
+        } else {
+            histogram_kernel<<<blocks_for(n, 256), 256, 0, st>>>(canon, n32, split, c, windows, buckets, counts);
+            CUZK_TRY_LAUNCH("histogram_kernel");
+            CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, counts, offsets, (int)total, st));
+            CUZK_TRY(cudaMemcpyAsync(cursor, offsets, (size_t)total * 4, cudaMemcpyDeviceToDevice, st));
+            CUZK_CHECK(window_starts(st, offsets, counts, windows, buckets, &start));
+        }
         stats->digits = start[windows];
         const size_t largest = largest_window(start);
-        if (use_staged_sort(n, others, c)) {
-            CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, offsets, start, largest, cursor,
-                                   (uint32_t*)B->entries.ptr));
-        } else {
+        if (!staged) {
             uint32_t group = scatter_group(n, others, windows, c);
             dim3 grid(blocks_for(n, 256), (windows + group - 1) / group);
             scatter_kernel<<<grid, 256, 0, st>>>(canon, n32, split, c, windows, group, buckets, cursor,
