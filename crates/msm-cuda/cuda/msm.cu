@@ -1049,8 +1049,8 @@ cuzk_status raise_stage_smem_limits() {
 }
 
 // The windows' first offsets into the sorted digits, read from the scan's offsets and counts: start[w] for each
-// window and start[windows], the number of digits. One host sync; both sorts need the total, and the staged sort and
-// the batch-affine decision need each window's length.
+// window and start[windows], the number of digits. One host sync; the atomic sort's path needs the total, and the
+// batch-affine decision each window's length. (The staged sort takes the same list from its coarse bins' counts.)
 cuzk_status window_starts(cudaStream_t st, const uint32_t* offsets, const uint32_t* counts, uint32_t windows,
                           uint32_t buckets, std::vector<uint32_t>* start) {
     const size_t total = (size_t)windows * buckets;
