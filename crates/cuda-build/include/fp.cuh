@@ -24,13 +24,24 @@ struct FpModulus {
     static constexpr int N = 12;
     static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
     __device__ __forceinline__ static uint32_t p(int i) { return FP_P[i]; }
-    // p in 28-bit limbs, for mont_mul_ul.
+    // p in 30-bit limbs, for mont_mul_ul: 13 limbs, 338 word products a product where 14 limbs of 28 bits took 392
+    // (a build with -DCUZK_FP_UL28 takes those again, for measuring). On the H200 (2026-12-04, same call): 22.10e9
+    // products/s against 19.72e9, the G1 MSM 2^26 random 424.7 against 449.9 ms with the old square.
+#ifdef CUZK_FP_UL28
     static constexpr int UL_L = 14, UL_B = 28;
     __device__ __forceinline__ static constexpr uint32_t ul_p(int j) {
         constexpr uint32_t P28[14] = {0x0fffaaab, 0x0fefffff, 0x03ffffb9, 0x0fffeb15, 0x06241eab, 0x0a0f6b0f, 0x0f6730d2,
                                       0x0f38512b, 0x04774b84, 0x04bacd76, 0x0ba7b643, 0x0e69a4b1, 0x01ea397f, 0x0001a011};
         return P28[j];
     }
+#else
+    static constexpr int UL_L = 13, UL_B = 30;
+    __device__ __forceinline__ static constexpr uint32_t ul_p(int j) {
+        constexpr uint32_t P30[13] = {0x3fffaaab, 0x27fbffff, 0x153ffffb, 0x2affffac, 0x30f6241e, 0x034a83da, 0x112bf673,
+                                      0x12e13ce1, 0x2cd76477, 0x1ed90d2e, 0x29a4b1ba, 0x3a8e5ff9, 0x001a0111};
+        return P30[j];
+    }
+#endif
     // p in 52-bit limbs and -p^-1 mod 2^52 and mod 2^20 (the last digit), for mont_mul_f64.
     static constexpr int F64_L = 8;
     static constexpr unsigned long long F64_INV = 0x3fffcfffcfffdull, F64_INV_LAST = 0xcfffdull;
@@ -74,14 +85,16 @@ __device__ __forceinline__ fp_t fp_sub(const fp_t& a, const fp_t& b) { return mo
 __device__ __forceinline__ fp_t fp_dbl(const fp_t& a) { return fp_add(a, a); }
 __device__ __forceinline__ fp_t fp_neg(const fp_t& a) { return fp_sub(fp_zero(), a); }
 __device__ __forceinline__ fp_t fp_mul(const fp_t& a, const fp_t& b) { return FpModulus::mul(a, b); }
-// The square keeps mont_sqr: as mont_mul_ul(a, a) (a build with -DCUZK_FP_SQR_MUL) the G1 MSM's XYZZ path got 3 %
-// faster (2^26 PoRep-like 94.1 -> 91.2 ms) and its batch-affine path slower (2^26 random 562.8 -> 566.3 ms, 2^24
-// 150.6 -> 153.6 ms; H200, 2026-12-01, two rounds each).
+// The square in the product's unsaturated form, each cross product once (mont_sqr_ul): 26.3e9 squares/s against
+// 22.0e9 for mont_sqr, the saturated form, and the G1 MSM 2^26 random 417.0 against 424.7 ms (H200, 2026-12-04).
+// A build with -DCUZK_FP_SQR_CHAINS takes mont_sqr again, -DCUZK_FP_SQR_MUL mont_mul_ul(a, a), for measuring.
 __device__ __forceinline__ fp_t fp_sqr(const fp_t& a) {
-#ifdef CUZK_FP_SQR_MUL
+#if defined(CUZK_FP_SQR_MUL)
     return mont_mul_ul<FpModulus>(a, a);
-#else
+#elif defined(CUZK_FP_SQR_CHAINS)
     return mont_sqr<FpModulus>(a);
+#else
+    return mont_sqr_ul<FpModulus>(a);
 #endif
 }
 

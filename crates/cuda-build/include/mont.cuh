@@ -192,6 +192,9 @@ __device__ __forceinline__ typename M::T mont_mul_fold(const typename M::T& a, c
 // inside kernels with other integer work it gains more: 14-15 % on the G1 MSM as the base field's product (fp.cuh).
 // `m` goes through an empty asm so the compiler keeps it a 32-bit value: otherwise it widens m * p_j to a 64-bit
 // product and adds zero high words (about 100 extra instructions per fp product).
+// Limbs of B = 30 bits (fp: 13 limbs, 338 word products where 28-bit limbs take 14 and 392) leave a limb room for only
+// ROWS = 7 rows of two products (15 units of 2^60 below 2^64), so every ROWS rows the limbs are normalised (each limb's bits
+// above B carried into the next), and the rows after start again from limbs below 2^B + 2^34.
 template <class M>
 __device__ __forceinline__ void ul_split(const typename M::T& w, uint32_t (&x)[M::UL_L]) {
     constexpr int N = M::N, L = M::UL_L, B = M::UL_B;
@@ -205,25 +208,35 @@ __device__ __forceinline__ void ul_split(const typename M::T& w, uint32_t (&x)[M
     }
 }
 
-template <class M>
-__device__ __forceinline__ typename M::T mont_mul_ul(const typename M::T& av, const typename M::T& bv) {
+//
+// The square (SQR, b = a) takes each cross product once, doubled: row i adds a_i^2 at limb i and a_k * 2a_i (k > i)
+// above it (the window's limb k is column i + k), L - i word products where the product takes L (fp: 91 + 169 = 260
+// word products against 338). A row then adds up to three units of 2^(2B), so it normalises every 5 rows, not 7.
+template <class M, bool SQR>
+__device__ __forceinline__ typename M::T mont_ul(const typename M::T& av, const typename M::T& bv) {
     constexpr int N = M::N, L = M::UL_L, B = M::UL_B, LAST = 32 * N - B * (L - 1);
     static_assert(LAST > 0 && LAST <= B, "UL_L limbs of UL_B bits must cover the N words with a last digit of 1..B bits");
-    static_assert(B < 32 && 2 * L + 1 <= (1ull << (64 - 2 * B)), "2L products of 2B bits and a carry must fit 64 bits");
+    // Rows a limb can take between normalisations: a row adds two products below 2^(2B) (three units of 2^(2B) in
+    // the square: a doubled cross product and m_i p_j), on top of a normalised limb (below one unit).
+    constexpr int ROWS = (int)(((1ull << (64 - 2 * B)) - 1) / (SQR ? 3 : 2));
+    static_assert(B < 32 && ROWS >= 2, "a limb must hold two rows of 2B-bit products");
     constexpr uint32_t MASK = (1u << B) - 1, LAST_MASK = (1u << LAST) - 1;
     uint32_t a[L], b[L];
     ul_split<M>(av, a);
-    ul_split<M>(bv, b);
+    if (!SQR) ul_split<M>(bv, b);
     uint64_t t[L];
 #pragma unroll
     for (int i = 0; i < L; i++) {
 #pragma unroll
         for (int j = 0; j < L; j++) {
-            // Limb L-1 was shifted in empty (and all are empty in row 0): a product, not a multiply-add.
-            if (i == 0 || j == L - 1)
-                t[j] = (uint64_t)a[j] * b[i];
+            if (SQR && j < i) continue;  // the square's cross products below the diagonal are taken doubled above it
+            const uint32_t f = SQR ? (j == i ? a[i] : a[i] << 1) : b[i];
+            // All limbs are empty in row 0: a product, not a multiply-add (limb L-1, shifted in as 0 later, folds
+            // to a product too unless a normalisation carried into it).
+            if (i == 0)
+                t[j] = (uint64_t)a[j] * f;
             else
-                t[j] += (uint64_t)a[j] * b[i];
+                t[j] += (uint64_t)a[j] * f;
         }
         uint32_t m = ((uint32_t)t[0] * M::INV) & (i == L - 1 ? LAST_MASK : MASK);
         asm("" : "+r"(m));
@@ -233,7 +246,15 @@ __device__ __forceinline__ typename M::T mont_mul_ul(const typename M::T& av, co
             const uint64_t c = t[0] >> B;  // t_0's low B bits are 0 by the choice of m
 #pragma unroll
             for (int j = 0; j < L - 1; j++) t[j] = t[j + 1];
+            t[L - 1] = 0;
             t[0] += c;
+            if ((i + 1) % ROWS == 0) {
+#pragma unroll
+                for (int j = 0; j < L - 1; j++) {
+                    t[j + 1] += t[j] >> B;
+                    t[j] &= MASK;
+                }
+            }
         }
     }
     // Normalise to B-bit limbs (the top one keeps the rest, 64 bits), then take N words from bit LAST.
@@ -259,6 +280,16 @@ __device__ __forceinline__ typename M::T mont_mul_ul(const typename M::T& av, co
         r.l[i] = acc;
     }
     return mont_reduce_once<M>(r);
+}
+
+template <class M>
+__device__ __forceinline__ typename M::T mont_mul_ul(const typename M::T& a, const typename M::T& b) {
+    return mont_ul<M, false>(a, b);
+}
+
+template <class M>
+__device__ __forceinline__ typename M::T mont_sqr_ul(const typename M::T& a) {
+    return mont_ul<M, true>(a, a);
 }
 
 // The same product on the FP64 pipe, which the integer forms leave idle (on the H200 the wide integer multiplies run

@@ -1831,7 +1831,8 @@ __global__ void curve_test_kernel(int op, const affine_t<F>* a, const affine_t<F
 }
 
 // A dependent chain of base-field products per thread: form 0 the field's product (mont_mul_ul), 1 the folded form
-// (mont_mul_fold), 2 squares (mont_sqr), 3 the carry-chain product (mont_mul), 4 the FP64 product (mont_mul_f64).
+// (mont_mul_fold), 2 the field's square (mont_sqr_ul), 3 the carry-chain product (mont_mul), 4 the FP64 product
+// (mont_mul_f64).
 template <int FORM>
 __global__ void fp_mul_chain_kernel(fp_t* out, uint32_t seed, int iters) {
     fp_t x = fp_one(), y = fp_one();
