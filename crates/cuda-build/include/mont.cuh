@@ -212,7 +212,11 @@ __device__ __forceinline__ void ul_split(const typename M::T& w, uint32_t (&x)[M
 // The square (SQR, b = a) takes each cross product once, doubled: row i adds a_i^2 at limb i and a_k * 2a_i (k > i)
 // above it (the window's limb k is column i + k), L - i word products where the product takes L (fp: 91 + 169 = 260
 // word products against 338). A row then adds up to three units of 2^(2B), so it normalises every 5 rows, not 7.
-template <class M, bool SQR>
+//
+// Without REDUCE the last conditional subtraction is left out: the result is below 2p, not p. Inputs may then be
+// below 2p too, as long as 4p < R (fp: p < 2^381): T = (ab + Mp) / R < 4p^2 / R + p < 2p, and limb L-1 gains one bit,
+// inside the rows' bounds. For values that only feed further products.
+template <class M, bool SQR, bool REDUCE = true>
 __device__ __forceinline__ typename M::T mont_ul(const typename M::T& av, const typename M::T& bv) {
     constexpr int N = M::N, L = M::UL_L, B = M::UL_B, LAST = 32 * N - B * (L - 1);
     static_assert(LAST > 0 && LAST <= B, "UL_L limbs of UL_B bits must cover the N words with a last digit of 1..B bits");
@@ -279,7 +283,7 @@ __device__ __forceinline__ typename M::T mont_ul(const typename M::T& av, const 
         if (lo < 32 && lo > -64) acc |= lo >= 0 ? (uint32_t)(t[L - 1] << lo) : (uint32_t)(t[L - 1] >> (-lo));
         r.l[i] = acc;
     }
-    return mont_reduce_once<M>(r);
+    return REDUCE ? mont_reduce_once<M>(r) : r;
 }
 
 template <class M>

@@ -843,7 +843,7 @@ __global__ void __launch_bounds__(128) ba_sum_kernel(BaSource<R0> src, BaLayout 
     } else {
         n = fp_sub(Q.y, P.y);
     }
-    fp_t lam = fp_mul(n, load16(&inv[o]));
+    fp_t lam = fp_mul_lazy(n, load16(&inv[o]));  // below 2p: feeds only the two products below
     affine_t<Fp> r;
     r.x = fp_sub(fp_sub(fp_sqr(lam), P.x), Q.x);
     r.y = fp_sub(fp_mul(lam, fp_sub(P.x, r.x)), P.y);
@@ -887,7 +887,8 @@ __global__ void window_bounds_kernel(const uint32_t* __restrict__ offsets, const
     if (w != first_w && w < windows && c) atomicMax(&longest[w], c);
 }
 
-// The batched inversion's tree (Fp): level up, thread u of T = ceil(m / INV_G) multiplies v[u], v[u + T],
+// The batched inversion's tree (Fp), its products lazy (fp_mul_lazy: below 2p, reduced only for the inversion; the
+// inverses feed only the slopes' products): level up, thread u of T = ceil(m / INV_G) multiplies v[u], v[u + T],
 // v[u + 2T], ... into next[u], keeping the prefix products; the top value is inverted; level down, each thread turns
 // its inverse of the product back into the inverses of its values, in place. Strided groups keep neighbouring
 // threads on neighbouring values (coalesced; contiguous groups of 8 ran at a tenth of the bandwidth).
@@ -899,13 +900,13 @@ __global__ void __launch_bounds__(256) inv_up_kernel(const fp_t* __restrict__ v,
     fp_t acc = load16(&v[u]);
     store16(&pre[u], acc);
     for (uint32_t i = u + T; i < m; i += T) {
-        acc = fp_mul(acc, load16(&v[i]));
+        acc = fp_mul_lazy(acc, load16(&v[i]));
         store16(&pre[i], acc);
     }
     store16(&next[u], acc);
 }
 
-__global__ void inv_top_kernel(fp_t* v) { v[0] = fp_inv(v[0]); }
+__global__ void inv_top_kernel(fp_t* v) { v[0] = fp_inv(fp_reduce(v[0])); }
 
 __global__ void __launch_bounds__(256) inv_down_kernel(fp_t* __restrict__ v, uint32_t m, uint32_t g,
                                                        const fp_t* __restrict__ pre, const fp_t* __restrict__ next_inv) {
@@ -916,8 +917,8 @@ __global__ void __launch_bounds__(256) inv_down_kernel(fp_t* __restrict__ v, uin
     fp_t run = load16(&next_inv[u]);          // 1 / (v[u] v[u + T] ... v[last])
     for (uint32_t i = last; i > u; i -= T) {
         fp_t vi = load16<fp_t, false>(&v[i]);
-        store16(&v[i], fp_mul(run, load16(&pre[i - T])));
-        run = fp_mul(run, vi);
+        store16(&v[i], fp_mul_lazy(run, load16(&pre[i - T])));
+        run = fp_mul_lazy(run, vi);
     }
     store16(&v[u], run);
 }
@@ -1809,6 +1810,19 @@ __global__ void field_test_kernel(int op, const typename F::T* a, const typename
         case 7:
             if constexpr (std::is_same<F, Fp>::value) out[i] = mont_mul_f64<FpModulus>(a[i], b[i]);
             break;
+        case 8:
+            // The lazy product on inputs lifted to x + p (below 2p, as a lazy value can be), reduced after: equal to
+            // a * b only if the unreduced result stayed below 2p.
+            if constexpr (std::is_same<F, Fp>::value) {
+                auto lift = [](fp_t x) {
+                    x.l[0] = add_cc(x.l[0], FP_P[0]);
+#pragma unroll
+                    for (int k = 1; k < 12; k++) x.l[k] = addc_cc(x.l[k], FP_P[k]);
+                    return x;
+                };
+                out[i] = fp_reduce(fp_mul_lazy(lift(a[i]), lift(b[i])));
+            }
+            break;
         default: out[i] = F::inv(a[i]); break;
     }
 }
@@ -2027,7 +2041,7 @@ cuzk_status cuzk_msm_gather_selected(const void* src, size_t n, const uint64_t* 
 
 cuzk_status cuzk_field_test(int field, int op, const void* a, const void* b, void* out, size_t n) {
     if (n == 0) return status_ok();
-    if ((op == 6 || op == 7) && field != 1) return status_msg(1, "the product-form tests are defined for Fp only");
+    if (op >= 6 && op <= 8 && field != 1) return status_msg(1, "the product-form tests are defined for Fp only");
     return field == 1 ? field_test<Fp>(op, a, b, out, n) : field_test<Fp2>(op, a, b, out, n);
 }
 

@@ -1003,6 +1003,9 @@ pub enum FieldOp {
     MulChains = 6,
     /// a * b by `mont_mul_f64`, the product on the FP64 pipe (Fp only, as `MulChains`)
     MulFloat64 = 7,
+    /// a * b by `fp_mul_lazy` on a + p and b + p (the largest inputs a lazy product takes), then reduced: the
+    /// unreduced product's bound (below 2p) checked (Fp only, as `MulChains`)
+    MulLazy = 8,
 }
 
 /// The elementwise test entry points take two inputs of one length.

@@ -166,9 +166,9 @@ fn fp_arithmetic_matches_blst() {
             inv(x)
         }],
         300,
-    ); // The carry-chain product, which the field's product replaced (the inverse's last step still uses it), on the same
-       // pairs.
-    for op in [FieldOp::MulChains, FieldOp::MulFloat64] {
+    ); // The carry-chain product, which the field's product replaced (the inverse's last step still uses it), the
+       // FP64 product and the lazy product on its largest inputs, on the same pairs.
+    for op in [FieldOp::MulChains, FieldOp::MulFloat64, FieldOp::MulLazy] {
         let got = gpu::field_elementwise(op, &a, &b).unwrap();
         for i in 0..a.len() {
             assert_eq!(
