@@ -220,9 +220,16 @@ fn parse_blocks(s: &str) -> std::result::Result<usize, String> {
 }
 
 fn main() -> ExitCode {
+    // Warnings and errors unless CUZK_LOG says otherwise (a filter with no directives would show nothing, the TEST
+    // parameters' warning and the engine's fallbacks among it).
+    let filter = tracing_subscriber::EnvFilter::builder()
+        .with_default_directive(tracing_subscriber::filter::LevelFilter::WARN.into())
+        .with_env_var("CUZK_LOG")
+        .from_env_lossy();
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("CUZK_LOG"))
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     let result = match cli.command {

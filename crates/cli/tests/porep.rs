@@ -15,6 +15,7 @@ fn cuzk(args: &[&str], params: &Path, parents: &Path) -> Output {
         .env("FIL_PROOFS_PARAMETER_CACHE", params)
         .env("FIL_PROOFS_PARENT_CACHE", parents)
         .env("CUZK_PARAM_CACHE", params)
+        .env_remove("CUZK_LOG")
         .output()
         .unwrap()
 }
@@ -58,6 +59,11 @@ fn porep_seal_prove_verify_and_exit_codes() {
         stderr
             .lines()
             .any(|l| l.starts_with("CUZK_TIMING partition=0 ")),
+        "{stderr}"
+    );
+    // Warnings reach stderr with CUZK_LOG unset: the TEST parameters' among them.
+    assert!(
+        stderr.contains("WARN") && stderr.contains("not the ceremony's"),
         "{stderr}"
     );
 

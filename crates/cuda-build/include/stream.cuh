@@ -11,8 +11,9 @@ namespace cuzk {
 
 // A non-blocking stream for `role` ("msm" or "ntt"), at the greatest priority when CUZK_STREAM_PRIORITY names it.
 inline cudaError_t stream_create(cudaStream_t* s, const char* role) {
+    static const int first = env_word("CUZK_STREAM_PRIORITY", {"msm", "ntt"});  // read (and checked) once
     int priority = 0;
-    if (env_is("CUZK_STREAM_PRIORITY", role)) {
+    if (first >= 0 && !strcmp(role, first == 0 ? "msm" : "ntt")) {
         int least = 0, greatest = 0;
         const cudaError_t e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
         if (e != cudaSuccess) return e;

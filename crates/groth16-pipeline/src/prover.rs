@@ -1,7 +1,7 @@
 //! Proving one assignment: H on the CPU or the GPU, the MSMs on the CPU or against device-resident parameters.
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -32,6 +32,33 @@ pub enum Backend {
     Gpu,
     /// Both, compared: a debug switch that fails the proof on any difference.
     Check,
+}
+
+/// Which of `words` the A/B switch `var` is set to: `Some(index)`; `None` when it is unset or empty, and, with a warning
+/// (once per variable and value), when it holds anything else, so that a mistyped switch never passes for a
+/// measurement of it. (The kernel libraries' switches warn the same way, on stderr: `cuda-build`'s `env_switch.cuh`.)
+pub(crate) fn ab_switch(var: &str, words: &[&str]) -> Option<usize> {
+    ab_choice(var, std::env::var(var).ok().as_deref(), words)
+}
+
+/// [`ab_switch`] on a given value.
+fn ab_choice(var: &str, value: Option<&str>, words: &[&str]) -> Option<usize> {
+    let value = value.filter(|v| !v.is_empty())?;
+    if let Some(i) = words.iter().position(|w| *w == value) {
+        return Some(i);
+    }
+    static WARNED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    let first = WARNED
+        .lock()
+        .map(|mut seen| seen.insert(format!("{var}={value}")))
+        .unwrap_or(true);
+    if first {
+        tracing::warn!(
+            "{var}={value} ignored (expected {}); the default is used",
+            words.join(" or ")
+        );
+    }
+    None
 }
 
 /// The H polynomial's backend (the name the first releases used).
@@ -845,9 +872,9 @@ fn h_poly(
     // CUZK_H_UPLOAD=register page-locks a, b and c in place for this proof instead (cudaHostRegister: the B1 switch).
     let on_device = |a: &[Scalar], b: &[Scalar], c: &[Scalar]| {
         let domain = domain(a.len())?;
-        match std::env::var("CUZK_H_UPLOAD").as_deref() {
-            Ok("pageable") => return Ok(ntt_cuda::gpu::h_polynomial_on_device(&domain, a, b, c)?),
-            Ok("register") => {
+        match ab_switch("CUZK_H_UPLOAD", &["pageable", "register"]) {
+            Some(0) => return Ok(ntt_cuda::gpu::h_polynomial_on_device(&domain, a, b, c)?),
+            Some(_) => {
                 let t = Instant::now();
                 let pin = |v| {
                     ntt_cuda::gpu::Registered::new(v).map_err(|source| Error::Upload {
@@ -863,7 +890,7 @@ fn h_poly(
                 upload.set(upload.get() + t.elapsed());
                 return Ok(h);
             }
-            _ => {}
+            None => {}
         }
         ntt_cuda::check_abc_lengths(a, b, c)?;
         let t = Instant::now();
@@ -1164,7 +1191,7 @@ pub(crate) fn prove_checked(
     };
     // CUZK_B_G2=cpu (the A4 switch): with the MSMs on the GPU, B_G2 runs on the CPU in a thread of its own beside the
     // GPU stages instead of on the GPU after them.
-    let b_g2_beside = msm == Backend::Gpu && std::env::var("CUZK_B_G2").is_ok_and(|v| v == "cpu");
+    let b_g2_beside = msm == Backend::Gpu && ab_switch("CUZK_B_G2", &["cpu"]).is_some();
     let (proof, t, abc) = std::thread::scope(|scope| -> Result<_> {
         let beside = b_g2_beside.then(|| {
             scope.spawn(|| {
@@ -1396,6 +1423,19 @@ pub(crate) fn prove_checked(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ab_switches_take_their_words_and_nothing_else() {
+        let words = ["pageable", "register"];
+        assert_eq!(ab_choice("CUZK_X", None, &words), None);
+        assert_eq!(ab_choice("CUZK_X", Some(""), &words), None);
+        assert_eq!(ab_choice("CUZK_X", Some("pageable"), &words), Some(0));
+        assert_eq!(ab_choice("CUZK_X", Some("register"), &words), Some(1));
+        // A mistyped value keeps the default (and warns, once per variable and value).
+        assert_eq!(ab_choice("CUZK_X", Some("registered"), &words), None);
+        assert_eq!(ab_choice("CUZK_X", Some("registered"), &words), None);
+        assert_eq!(ab_choice("CUZK_X", Some("Register"), &words), None);
+    }
 
     #[test]
     fn lanes_fit_beside_the_resident_parameters() {

@@ -926,7 +926,7 @@ __global__ void __launch_bounds__(256) inv_down_kernel(fp_t* __restrict__ v, uin
 // Whether level 0 runs its tasks longest first (the default) or in bucket order (CUZK_MSM_TASK_ORDER=bucket, read
 // once): an A/B switch for measuring, not a tuning knob for users.
 bool sort_tasks_by_length() {
-    static bool v = !env_is("CUZK_MSM_TASK_ORDER", "bucket");
+    static const bool v = env_word("CUZK_MSM_TASK_ORDER", {"bucket"}) != 0;
     return v;
 }
 
@@ -1017,7 +1017,7 @@ float elapsed(cudaEvent_t a, cudaEvent_t b) {
 
 // CUZK_MSM_SORT=atomic|staged (read once): the sort of dense MSMs, an A/B switch. Staged unless set to atomic.
 bool staged_sort_enabled() {
-    static bool v = !env_is("CUZK_MSM_SORT", "atomic");
+    static const bool v = env_word("CUZK_MSM_SORT", {"atomic"}) != 0;
     return v;
 }
 
@@ -1222,9 +1222,9 @@ cuzk_status reduce_to_parts(cudaStream_t st, xyzz_t<F>** cur, xyzz_t<F>** other,
 // ask for AUTO, not a tuning knob for users.
 int accumulate_override() {
     static int v = [] {
-        const char* e = getenv("CUZK_MSM_ACCUMULATE");
-        if (e && !strcmp(e, "xyzz")) return (int)CUZK_MSM_ACCUMULATE_XYZZ;
-        if (e && !strcmp(e, "affine")) return (int)CUZK_MSM_ACCUMULATE_AFFINE;
+        const int w = env_word("CUZK_MSM_ACCUMULATE", {"xyzz", "affine"});
+        if (w == 0) return (int)CUZK_MSM_ACCUMULATE_XYZZ;
+        if (w == 1) return (int)CUZK_MSM_ACCUMULATE_AFFINE;
         return (int)CUZK_MSM_ACCUMULATE_AUTO;
     }();
     return v;
@@ -1252,8 +1252,12 @@ bool use_batch_affine(int accumulate, uint64_t digits, uint32_t total) {
 size_t usable_free(size_t free_b, size_t total_b) {
     static const double cap_gib = [] {
         const char* v = getenv("CUZK_GPU_MEMORY_GIB");
-        double g = v ? strtod(v, nullptr) : 0.0;
-        return g > 0.0 && g < 1e9 ? g : 0.0;
+        if (!v || !*v) return 0.0;
+        char* end = nullptr;
+        const double g = strtod(v, &end);
+        if (end != v && *end == '\0' && g > 0.0 && g < 1e9) return g;
+        env_ignored("CUZK_GPU_MEMORY_GIB", v, "a positive number of GiB");
+        return 0.0;
     }();
     if (cap_gib == 0.0) return free_b;
     const size_t cap = (size_t)(cap_gib * (double)(1ull << 30));
@@ -1327,20 +1331,19 @@ cuzk_status batch_invert(cudaStream_t st, fp_t* tree, uint32_t m) {
     return status_ok();
 }
 
-// CUZK_MSM_SLOTS=search|map (read once): whether the rounds' kernels find a slot's bucket by binary search or read
+// CUZK_MSM_SLOTS=search (read once): the rounds' kernels find a slot's bucket by binary search instead of reading
 // the slot map (ba_slots_kernel; the default), an A/B switch. With the map, random scalars (H200, 2026-12-03, two
 // rounds each): 2^24 142.0 -> 137.6 ms, 2^26 501.8 -> 481.8 ms, 2^27 956.8 -> 925.2 ms.
 // CUZK_MSM_SLOTS=thread writes the map with one thread a bucket (ba_slots_thread_kernel) instead of a warp's lanes
 // taking consecutive slots (ba_slots_kernel).
-bool slots_by_thread() {
-    static bool v = env_is("CUZK_MSM_SLOTS", "thread");
+int slots_switch() {
+    static const int v = env_word("CUZK_MSM_SLOTS", {"search", "thread"});
     return v;
 }
 
-bool slot_map_enabled() {
-    static bool v = !env_is("CUZK_MSM_SLOTS", "search");
-    return v;
-}
+bool slots_by_thread() { return slots_switch() == 1; }
+
+bool slot_map_enabled() { return slots_switch() != 0; }
 
 // A round's output bound (a round's points never grow, ceil(c / 2) <= c, and are at most half plus one a bucket).
 inline uint64_t ba_next_bound(uint64_t E, uint64_t nb) { return std::min(E, (E + nb) / 2); }
@@ -1385,9 +1388,10 @@ constexpr uint32_t ONES_WINDOW_CHUNKS = 1u << 15;
 constexpr uint32_t ONES_ROUNDS_MIN = 6u << 20;
 
 bool ones_by_rounds(int accumulate, uint32_t ones) {
-    static const int ab = env_is("CUZK_MSM_ONES", "xyzz")     ? CUZK_MSM_ACCUMULATE_XYZZ
-                          : env_is("CUZK_MSM_ONES", "rounds") ? CUZK_MSM_ACCUMULATE_AFFINE
-                                                              : CUZK_MSM_ACCUMULATE_AUTO;
+    static const int ab = [] {
+        const int w = env_word("CUZK_MSM_ONES", {"xyzz", "rounds"});
+        return w == 0 ? CUZK_MSM_ACCUMULATE_XYZZ : w == 1 ? CUZK_MSM_ACCUMULATE_AFFINE : CUZK_MSM_ACCUMULATE_AUTO;
+    }();
     accumulate = effective_accumulate(accumulate);
     if (accumulate == CUZK_MSM_ACCUMULATE_AUTO) accumulate = ab;
     if (accumulate == CUZK_MSM_ACCUMULATE_XYZZ) return false;

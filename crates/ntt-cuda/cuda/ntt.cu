@@ -346,7 +346,9 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
 uint32_t pass_threads() {
     static const uint32_t threads = [] {
         const uint32_t t = env_u32("CUZK_NTT_THREADS", 64, PASS_MAX_THREADS, PASS_MAX_THREADS);
-        return (t & (t - 1)) == 0 ? t : PASS_MAX_THREADS;
+        if ((t & (t - 1)) == 0) return t;
+        env_ignored("CUZK_NTT_THREADS", getenv("CUZK_NTT_THREADS"), "a power of two from 64 to 256");
+        return PASS_MAX_THREADS;
     }();
     return threads;
 }
@@ -359,12 +361,15 @@ uint32_t pass_threads() {
 // (-DCUZK_NTT_PASS_BLOCKS=2, 128 registers) every form was slower (f64 49.98 ms, H 315.2). Until then mont_mul_ul was
 // the form: the 2^27 NTT in 58.45 ms against 60.64 ms with mont_mul_fold and 63.44 ms with mont_mul (2026-12-01).
 // CUZK_NTT_MUL=ul|chains|fold|f64|hybrid|hybrid3 picks the form, DIF_FORM/DIT_FORM one per direction: an A/B switch.
+// An unknown form warns (env_ignored) and takes the default, f64.
 MulForm parse_mul_form(const std::string& s) {
     if (s == "ul") return MulForm::Unsaturated;
     if (s == "chains") return MulForm::Chains;
     if (s == "fold") return MulForm::Fold;
     if (s == "hybrid") return MulForm::Hybrid;
     if (s == "hybrid3") return MulForm::Hybrid3;
+    if (s != "f64")
+        env_ignored("CUZK_NTT_MUL", s.c_str(), "ul, chains, fold, f64, hybrid or hybrid3, or two of them as DIF/DIT");
     return MulForm::Float64;
 }
 
@@ -372,9 +377,12 @@ MulForm parse_mul_form(const std::string& s) {
 MulForm mul_form(bool dit = false) {
     static const std::pair<MulForm, MulForm> forms = [] {
         const char* v = getenv("CUZK_NTT_MUL");
-        const std::string s = v ? v : "";
+        const std::string s = v && *v ? v : "f64";
         const size_t slash = s.find('/');
-        if (slash == std::string::npos) return std::make_pair(parse_mul_form(s), parse_mul_form(s));
+        if (slash == std::string::npos) {
+            const MulForm f = parse_mul_form(s);
+            return std::make_pair(f, f);
+        }
         return std::make_pair(parse_mul_form(s.substr(0, slash)), parse_mul_form(s.substr(slash + 1)));
     }();
     return dit ? forms.second : forms.first;
@@ -384,7 +392,7 @@ MulForm mul_form(bool dit = false) {
 // Swizzled, the 2^27 forward NTT takes 55.8 ms against 58.8 interleaved, H 2^27 425.4 against 438.0 ms (H200,
 // 2026-12-01, same binary, two interleaved rounds).
 bool smem_swizzled() {
-    static const bool swz = !env_is("CUZK_NTT_SMEM", "interleaved");
+    static const bool swz = env_word("CUZK_NTT_SMEM", {"interleaved"}) != 0;
     return swz;
 }
 
@@ -439,7 +447,10 @@ std::vector<uint32_t> pass_split(uint32_t log_n) {
             const std::string item = s.substr(at, end - at);
             at = end + 1;
             const size_t colon = item.find(':');
-            if (colon == std::string::npos) continue;
+            if (colon == std::string::npos) {
+                if (!item.empty()) env_ignored("CUZK_NTT_SPLIT", item.c_str(), "SIZE:K,K,... with passes of 1 to 10 stages");
+                continue;
+            }
             const uint32_t size = (uint32_t)strtoul(item.c_str(), nullptr, 10);
             std::vector<uint32_t> ks;
             uint32_t sum = 0;
@@ -453,7 +464,10 @@ std::vector<uint32_t> pass_split(uint32_t log_n) {
                 sum += k;
                 p = q + 1;
             }
-            if (ok && sum == size) m[size] = ks;
+            if (ok && sum == size)
+                m[size] = ks;
+            else
+                env_ignored("CUZK_NTT_SPLIT", item.c_str(), "passes of 1 to 10 stages that add up to the size");
         }
         return m;
     }();
@@ -822,12 +836,12 @@ PoolRegistry& pool_registry() {
 }
 
 bool settle_enabled() {
-    static const bool on = !env_is("CUZK_DEVICE_SETTLE", "off");
+    static const bool on = env_word("CUZK_DEVICE_SETTLE", {"off"}) != 0;
     return on;
 }
 
 bool pool_enabled() {
-    static const bool on = !env_is("CUZK_DEVICE_POOL", "off");
+    static const bool on = env_word("CUZK_DEVICE_POOL", {"off"}) != 0;
     return on;
 }
 
