@@ -192,9 +192,6 @@ __device__ __forceinline__ typename M::T mont_mul_fold(const typename M::T& a, c
 // inside kernels with other integer work it gains more: 14-15 % on the G1 MSM as the base field's product (fp.cuh).
 // `m` goes through an empty asm so the compiler keeps it a 32-bit value: otherwise it widens m * p_j to a 64-bit
 // product and adds zero high words (about 100 extra instructions per fp product).
-// Limbs of B = 30 bits (fp: 13 limbs, 338 word products where 28-bit limbs take 14 and 392) leave a limb room for only
-// ROWS = 7 rows of two products (15 units of 2^60 below 2^64), so every ROWS rows the limbs are normalised (each limb's bits
-// above B carried into the next), and the rows after start again from limbs below 2^B + 2^34.
 template <class M>
 __device__ __forceinline__ void ul_split(const typename M::T& w, uint32_t (&x)[M::UL_L]) {
     constexpr int N = M::N, L = M::UL_L, B = M::UL_B;
@@ -208,6 +205,9 @@ __device__ __forceinline__ void ul_split(const typename M::T& w, uint32_t (&x)[M
     }
 }
 
+// Limbs of B = 30 bits (fp: 13 limbs, 338 word products where 28-bit limbs take 14 and 392) leave a limb room for
+// only ROWS = 7 rows of two products (15 units of 2^60 below 2^64), so every ROWS rows the limbs are normalised (each
+// limb's bits above B carried into the next), and the rows after start again from limbs below 2^B + 2^34.
 //
 // The square (SQR, b = a) takes each cross product once, doubled: row i adds a_i^2 at limb i and a_k * 2a_i (k > i)
 // above it (the window's limb k is column i + k), L - i word products where the product takes L (fp: 91 + 169 = 260

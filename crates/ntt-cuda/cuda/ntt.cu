@@ -448,7 +448,8 @@ std::vector<uint32_t> pass_split(uint32_t log_n) {
             at = end + 1;
             const size_t colon = item.find(':');
             if (colon == std::string::npos) {
-                if (!item.empty()) env_ignored("CUZK_NTT_SPLIT", item.c_str(), "SIZE:K,K,... with passes of 1 to 10 stages");
+                if (!item.empty())
+                    env_ignored("CUZK_NTT_SPLIT", item.c_str(), "SIZE:K,K,... with passes of 1 to 10 stages");
                 continue;
             }
             const uint32_t size = (uint32_t)strtoul(item.c_str(), nullptr, 10);
