@@ -180,6 +180,9 @@ pub fn run(a: MsmArgs) -> Result<()> {
         (gpu::MulForm::Square, "square"),
         (gpu::MulForm::Chains, "carry-chain product"),
         (gpu::MulForm::Float64, "FP64 product"),
+        (gpu::MulForm::WarpMix, "product, FP64 in odd warps"),
+        (gpu::MulForm::PairMix, "product, two chains (one FP64)"),
+        (gpu::MulForm::Pair, "product, two chains"),
     ] {
         let r = gpu::ceiling_fp_mul_form(form)
             .with_context(|| format!("measuring the Fp {what} rate"))?;

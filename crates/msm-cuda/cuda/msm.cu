@@ -1266,9 +1266,12 @@ size_t usable_free(size_t free_b, size_t total_b) {
 }
 
 // Working memory the rounds may take per group of windows: half of the usable free device memory plus what the set's
-// rounds already hold (a scratch set keeps its buffers from one MSM to the next), at most 24 GiB (a window of a 2^27
-// MSM takes about 19 GB: its pairs' sums twice, 96 bytes each, and the inversion tree, 110 bytes a pair).
+// rounds already hold (a scratch set keeps its buffers from one MSM to the next), at most 26 GiB. A window of a 2^27
+// MSM takes about 17.5 GB (its pairs' sums twice, 96 bytes each, and the inversion tree, 110 bytes a pair), so two
+// never share a group there; three windows of a 2^26 MSM take 24.4 GiB, where the 24 GiB cap until 2026-12-04 grouped
+// them in twos (39 rounds, not 29). CUZK_MSM_BUDGET_GIB=G (1..1024, read once) sets the cap: an A/B switch.
 size_t batch_affine_budget(size_t held) {
+    static const size_t cap = (size_t)env_u32("CUZK_MSM_BUDGET_GIB", 1, 1024, 26) << 30;
     size_t free_b = 0, total_b = 0;
     if (cuzk::mem_get_info(&free_b, &total_b) != cudaSuccess) {
         cudaGetLastError();
@@ -1277,7 +1280,7 @@ size_t batch_affine_budget(size_t held) {
     // (Until 2026-12-03 this halved the held memory too, against this comment. With two prover lanes on one H200 at
     // 2^27 the card is nearly full (134 of its 140 GiB at the peak), so (free + held) / 2 could fall below a window's need
     // although the set already held it, and MSM H fell back to XYZZ in three proofs of eight.)
-    return std::min<size_t>(usable_free(free_b, total_b) / 2 + held, 24ull << 30);
+    return std::min<size_t>(usable_free(free_b, total_b) / 2 + held, cap);
 }
 
 // The rounds' buffers a scratch set holds now (what batch_affine_budget adds to the free memory).
@@ -1301,9 +1304,9 @@ size_t inv_tree_elems(uint32_t m) {
 // Inverts tree[0 .. m) in place (values non-zero); the rest of tree is the tree's working space.
 cuzk_status batch_invert(cudaStream_t st, fp_t* tree, uint32_t m) {
     if (m == 0) return status_ok();
-    fp_t* vals[24];
-    fp_t* pres[24];
-    uint32_t ms[24];
+    fp_t* vals[32];  // m < 2^31 and a fan-in of 2 or more: at most 31 levels below the top (24 overflowed with
+    fp_t* pres[32];  // CUZK_MSM_INV_G=2 above 2^23 values)
+    uint32_t ms[32];
     int levels = 0;
     fp_t* at = tree;
     const uint32_t g = inv_fan_in();
@@ -1850,19 +1853,35 @@ __global__ void curve_test_kernel(int op, const affine_t<F>* a, const affine_t<F
 
 // A dependent chain of base-field products per thread: form 0 the field's product (mont_mul_ul), 1 the folded form
 // (mont_mul_fold), 2 the field's square (mont_sqr_ul), 3 the carry-chain product (mont_mul), 4 the FP64 product
-// (mont_mul_f64).
+// (mont_mul_f64), 5 the field's product in even warps and the FP64 one in odd warps; two chains per thread: 6 one of
+// each, 7 two of the field's (6's control). Forms 5 and 6 ask whether the integer and FP64 pipes add up: on the
+// H200 (2026-12-04) 23.7e9 and 23.3e9 products/s against 22.1e9 and 21.9e9 for each alone, so both forms are bound
+// by instruction issue, not by one pipe. The rounds' kernels with odd warps on FP64 (inv_up, inv_down, ba_sum) lost
+// 15 % (124-128 registers against 54-94).
 template <int FORM>
 __global__ void fp_mul_chain_kernel(fp_t* out, uint32_t seed, int iters) {
-    fp_t x = fp_one(), y = fp_one();
+    fp_t x = fp_one(), y = fp_one(), z = fp_one();
     x.l[0] ^= seed + threadIdx.x;
     y.l[1] ^= blockIdx.x;
+    z.l[0] ^= seed + 2 * threadIdx.x + 1;
+    const bool odd_warp = (threadIdx.x >> 5) & 1;
     for (int i = 0; i < iters; i++) {
         if (FORM == 0) x = fp_mul(x, y);
         if (FORM == 1) x = mont_mul_fold<FpModulus>(x, y);
         if (FORM == 2) x = fp_sqr(x);
         if (FORM == 3) x = mont_mul<FpModulus>(x, y);
         if (FORM == 4) x = mont_mul_f64<FpModulus>(x, y);
+        if (FORM == 5) x = odd_warp ? mont_mul_f64<FpModulus>(x, y) : fp_mul(x, y);
+        if (FORM == 6) {
+            x = fp_mul(x, y);
+            z = mont_mul_f64<FpModulus>(z, y);
+        }
+        if (FORM == 7) {
+            x = fp_mul(x, y);
+            z = fp_mul(z, y);
+        }
     }
+    if (FORM >= 6) x = fp_add(x, z);
     if (fp_is_zero(x)) out[0] = x;  // keeps the chain alive; practically never taken
 }
 
@@ -2055,9 +2074,9 @@ cuzk_status cuzk_curve_test(int curve, int op, const void* a, const void* b, voi
 }
 
 cuzk_status cuzk_ceiling_fp_mul(int form, double* muls_per_second) {
-    if (form < 0 || form > 4) return status_msg(1, "unknown product form");
-    // One chain per thread: one product per round.
-    return chain_rate(sizeof(fp_t), 4096, 1.0, "fp_mul_chain_kernel",
+    if (form < 0 || form > 7) return status_msg(1, "unknown product form");
+    // One chain per thread (one product a round), two for forms 6 and 7.
+    return chain_rate(sizeof(fp_t), 4096, form >= 6 ? 2.0 : 1.0, "fp_mul_chain_kernel",
                       [form](void* o, uint32_t seed, int n, uint32_t blocks, uint32_t threads) {
                           fp_t* out = (fp_t*)o;
                           if (form == 0) fp_mul_chain_kernel<0><<<blocks, threads>>>(out, seed, n);
@@ -2065,6 +2084,9 @@ cuzk_status cuzk_ceiling_fp_mul(int form, double* muls_per_second) {
                           if (form == 2) fp_mul_chain_kernel<2><<<blocks, threads>>>(out, seed, n);
                           if (form == 3) fp_mul_chain_kernel<3><<<blocks, threads>>>(out, seed, n);
                           if (form == 4) fp_mul_chain_kernel<4><<<blocks, threads>>>(out, seed, n);
+                          if (form == 5) fp_mul_chain_kernel<5><<<blocks, threads>>>(out, seed, n);
+                          if (form == 6) fp_mul_chain_kernel<6><<<blocks, threads>>>(out, seed, n);
+                          if (form == 7) fp_mul_chain_kernel<7><<<blocks, threads>>>(out, seed, n);
                       },
                       muls_per_second);
 }

@@ -549,7 +549,7 @@ mod imp {
     pub fn ceiling_fp_mul(form: MulForm) -> Result<f64> {
         device()?;
         let mut r = 0.0;
-        // SAFETY: out-parameter; the form is one of the four the C side knows.
+        // SAFETY: out-parameter; the form is one of those the C side knows.
         check(unsafe { ffi::cuzk_ceiling_fp_mul(form as i32, &mut r) })?;
         Ok(r)
     }
@@ -1101,7 +1101,7 @@ pub fn ceiling_fp_mul() -> Result<f64> {
 /// A form of the base-field product, for measuring which the card runs fastest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MulForm {
-    /// The field's product (the MSM's): unsaturated 28-bit limbs accumulated whole in 64 bits (`mont_mul_ul`).
+    /// The field's product (the MSM's): unsaturated 30-bit limbs accumulated whole in 64 bits (`mont_mul_ul`).
     Field = 0,
     /// The folded product: each row's addends inside the 64-bit multiply-adds (the NTT's butterflies used it before `mont_mul_ul`).
     Folded = 1,
@@ -1112,6 +1112,12 @@ pub enum MulForm {
     Chains = 3,
     /// The product on the FP64 pipe (`mont_mul_f64`: 52-bit limbs in doubles, split products by fused multiply-adds).
     Float64 = 4,
+    /// The field's product in even warps and the FP64 product in odd ones: whether the two pipes add up.
+    WarpMix = 5,
+    /// Two chains a thread, one of each form.
+    PairMix = 6,
+    /// Two chains a thread, both the field's product (the control for `PairMix`).
+    Pair = 7,
 }
 
 /// Base-field products (or squares) per second on this card in the given form: a dependent chain per thread, all
