@@ -1856,8 +1856,8 @@ __global__ void curve_test_kernel(int op, const affine_t<F>* a, const affine_t<F
 // (mont_mul_f64), 5 the field's product in even warps and the FP64 one in odd warps; two chains per thread: 6 one of
 // each, 7 two of the field's (6's control). Forms 5 and 6 ask whether the integer and FP64 pipes add up: on the
 // H200 (2026-12-04) 23.7e9 and 23.3e9 products/s against 22.1e9 and 21.9e9 for each alone, so both forms are bound
-// by instruction issue, not by one pipe. The rounds' kernels with odd warps on FP64 (inv_up, inv_down, ba_sum) lost
-// 15 % (124-128 registers against 54-94).
+// by instruction issue, not by one pipe. With odd warps on FP64 in the rounds' kernels (inv_up, inv_down, ba_sum:
+// 124-128 registers against 54-94) the 2^26 MSM's accumulation took 15 % longer (BENCHMARKS.md).
 template <int FORM>
 __global__ void fp_mul_chain_kernel(fp_t* out, uint32_t seed, int iters) {
     fp_t x = fp_one(), y = fp_one(), z = fp_one();
