@@ -1818,8 +1818,10 @@ __global__ void field_test_kernel(int op, const typename F::T* a, const typename
             if constexpr (std::is_same<F, Fp>::value) out[i] = mont_mul_f64<FpModulus>(a[i], b[i]);
             break;
         case 8:
+        case 9:
             // The lazy product on inputs lifted to x + p (below 2p, as a lazy value can be), reduced after: equal to
-            // a * b only if the unreduced result stayed below 2p.
+            // a * b only if the unreduced result stayed below 2p. 9: the square of a lifted input, as the slope's
+            // square takes a lazy product's result (ba_sum_kernel).
             if constexpr (std::is_same<F, Fp>::value) {
                 auto lift = [](fp_t x) {
                     x.l[0] = add_cc(x.l[0], FP_P[0]);
@@ -1827,7 +1829,7 @@ __global__ void field_test_kernel(int op, const typename F::T* a, const typename
                     for (int k = 1; k < 12; k++) x.l[k] = addc_cc(x.l[k], FP_P[k]);
                     return x;
                 };
-                out[i] = fp_reduce(fp_mul_lazy(lift(a[i]), lift(b[i])));
+                out[i] = op == 8 ? fp_reduce(fp_mul_lazy(lift(a[i]), lift(b[i]))) : fp_sqr(lift(a[i]));
             }
             break;
         default: out[i] = F::inv(a[i]); break;
@@ -2064,7 +2066,7 @@ cuzk_status cuzk_msm_gather_selected(const void* src, size_t n, const uint64_t* 
 
 cuzk_status cuzk_field_test(int field, int op, const void* a, const void* b, void* out, size_t n) {
     if (n == 0) return status_ok();
-    if (op >= 6 && op <= 8 && field != 1) return status_msg(1, "the product-form tests are defined for Fp only");
+    if (op >= 6 && op <= 9 && field != 1) return status_msg(1, "the product-form tests are defined for Fp only");
     return field == 1 ? field_test<Fp>(op, a, b, out, n) : field_test<Fp2>(op, a, b, out, n);
 }
 

@@ -1006,6 +1006,9 @@ pub enum FieldOp {
     /// a * b by `fp_mul_lazy` on a + p and b + p (the largest inputs a lazy product takes), then reduced: the
     /// unreduced product's bound (below 2p) checked (Fp only, as `MulChains`)
     MulLazy = 8,
+    /// a² by the field's square on a + p, as the slope's square takes a lazy product's result (Fp only, as
+    /// `MulChains`)
+    SqrLazy = 9,
 }
 
 /// The elementwise test entry points take two inputs of one length.

@@ -185,6 +185,13 @@ fn fp_arithmetic_matches_blst() {
             "{op:?} is defined for Fp only"
         );
     }
+    // The square on its largest input (a + p, below 2p).
+    let got = gpu::field_elementwise(FieldOp::SqrLazy, &a, &b).unwrap();
+    for i in 0..a.len() {
+        assert_eq!(got[i], sqr(&a[i]), "SqrLazy at {i}: a = {:?}", a[i]);
+    }
+    let fp2 = [blst_fp2::default()];
+    assert!(gpu::field_elementwise(FieldOp::SqrLazy, &fp2, &fp2).is_err());
 }
 
 #[test]
