@@ -1269,7 +1269,7 @@ size_t usable_free(size_t free_b, size_t total_b) {
 // rounds already hold (a scratch set keeps its buffers from one MSM to the next), at most 26 GiB. A window of a 2^27
 // MSM takes about 17.5 GB (its pairs' sums twice, 96 bytes each, and the inversion tree, 110 bytes a pair), so two
 // never share a group there; three windows of a 2^26 MSM take 24.4 GiB, where the 24 GiB cap until 2026-12-04 grouped
-// them in twos (39 rounds, not 29). CUZK_MSM_BUDGET_GIB=G (1..1024, read once) sets the cap: an A/B switch.
+// them in twos (39 rounds, not 29). CUZK_MSM_BUDGET_GIB=G (1..1024, read once) sets the cap.
 size_t batch_affine_budget(size_t held) {
     static const size_t cap = (size_t)env_u32("CUZK_MSM_BUDGET_GIB", 1, 1024, 26) << 30;
     size_t free_b = 0, total_b = 0;
@@ -1857,9 +1857,10 @@ __global__ void curve_test_kernel(int op, const affine_t<F>* a, const affine_t<F
 // (mont_mul_fold), 2 the field's square (mont_sqr_ul), 3 the carry-chain product (mont_mul), 4 the FP64 product
 // (mont_mul_f64), 5 the field's product in even warps and the FP64 one in odd warps; two chains per thread: 6 one of
 // each, 7 two of the field's (6's control). Forms 5 and 6 ask whether the integer and FP64 pipes add up: on the
-// H200 (2026-12-04) 23.7e9 and 23.3e9 products/s against 22.1e9 and 21.9e9 for each alone, so both forms are bound
-// by instruction issue, not by one pipe. With odd warps on FP64 in the rounds' kernels (inv_up, inv_down, ba_sum:
-// 124-128 registers against 54-94) the 2^26 MSM's accumulation took 15 % longer (BENCHMARKS.md).
+// H200 (2026-12-04) 23.7e9 and 23.3e9 products/s against 22.1e9 and 21.9e9 for each alone, a 7.5 % gain whose bound
+// is not settled (SASS: neither product fills the issue slots). With odd warps on FP64 in the rounds' kernels
+// (inv_up, inv_down, ba_sum: 124-128 registers against 54-94) the 2^26 MSM's accumulation took 15 % longer
+// (BENCHMARKS.md).
 template <int FORM>
 __global__ void fp_mul_chain_kernel(fp_t* out, uint32_t seed, int iters) {
     fp_t x = fp_one(), y = fp_one(), z = fp_one();
