@@ -157,7 +157,7 @@ fn gpu(root: &Path) -> Result<()> {
     std::fs::copy(root.join("target/release/cuzk"), dev.join("cuzk")).context("copying cuzk")?;
     println!(
         "GPU binaries are in {} (carry that folder to the GPU machine). There, for example:\n\
-         \n  CUZK_REQUIRE_GPU=1 ./ntt_cuda_gpu && CUZK_REQUIRE_GPU=1 ./ntt_cuda_gpu_sparse && CUZK_REQUIRE_GPU=1 ./msm_cuda_gpu && CUZK_REQUIRE_GPU=1 ./groth16_pipeline_gpu && CUZK_REQUIRE_GPU=1 ./groth16_pipeline_gpu_streamed\
+         \n  CUZK_REQUIRE_GPU=1 ./ntt_cuda_gpu && CUZK_REQUIRE_GPU=1 ./ntt_cuda_gpu_sparse && CUZK_REQUIRE_GPU=1 ./msm_cuda_gpu && CUZK_REQUIRE_GPU=1 ./msm_cuda_gpu_chunked && CUZK_REQUIRE_GPU=1 ./groth16_pipeline_gpu && CUZK_REQUIRE_GPU=1 ./groth16_pipeline_gpu_streamed\
          \n  ncu --set full -k regex:accumulate -c 3 -o msm_accumulate ./cuzk bench msm --sizes 24 --scalars random --iterations 1\
          \n  ncu --set full -k regex:ntt -c 6 -o ntt ./cuzk bench ntt --sizes 24 --h-sizes 24 --iterations 1\
          \n  nsys profile -o prove ./cuzk bench prove --gpu --constraints 4190000 --partitions 4 --params fake\

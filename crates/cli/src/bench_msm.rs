@@ -298,10 +298,11 @@ pub fn run(a: MsmArgs) -> Result<()> {
                     &format!("G1 MSM 2^{lg} {kind:?}{tag}"),
                     format!(
                         "{med:.3} ms (median of {}, min {min:.3}, max {max:.3}); window {} x {}; {} accumulation \
-                         ({} affine rounds); floor {floor_ms:.3} ms; device: upload {:.2}, classify {:.2}, sort {:.2}, \
-                         accumulate {:.2}, reduce {:.2}, ones {:.2} ({} rounds), total {:.2}; combine {:.2} ms on \
-                         the host; 0/1/other {}/{}/{}",
+                         ({} affine rounds); floor {floor_ms:.3} ms; device: upload {:.2} ({} chunks), classify {:.2}, \
+                         sort {:.2}, accumulate {:.2}, reduce {:.2}, ones {:.2} ({} rounds), total {:.2}; combine {:.2} \
+                         ms on the host; 0/1/other {}/{}/{}",
                         a.iterations, s.window, s.windows, s.accumulation.name(), s.affine_rounds, s.ms_upload,
+                        s.upload_chunks,
                         s.ms_classify, s.ms_sort, s.ms_accumulate, s.ms_reduce, s.ms_ones, s.ones_rounds, s.ms_total,
                         s.ms_combine, s.zeros, s.ones, s.others
                     ),

@@ -1,7 +1,9 @@
 // Multi-scalar multiplication on the GPU: Pippenger's bucket method with signed digits, written once over G1 and G2.
 //
-// One MSM, all on the set's stream:
-//   1. classify: scalars leave Montgomery form; zeros are dropped, ones (with split) listed, the rest counted.
+// One MSM, all on the set's stream (but for a chunked upload's copies):
+//   1. classify: scalars leave Montgomery form; zeros are dropped, ones (with split) listed, the rest counted. Host
+//      scalars of large MSMs go up in chunks on a copy stream, and each chunk is classified and its digits staged
+//      for the sort as it lands (upload_and_stage).
 //   2. sort: a counting sort of (window, bucket) digits: counts, exclusive scan, scatter of point indices
 //      (the sign of the digit in the top bit). Each bucket's points end up contiguous. Dense MSMs count and scatter
 //      in block-aggregated passes through a stage (sort_staged), sparse ones with an atomic a digit (histogram_kernel,
@@ -119,8 +121,11 @@ __device__ __forceinline__ void for_each_digit(const fr_t& s, uint32_t c, uint32
 
 // Scalar arrays are read and written 16 bytes at a time (fr_t itself is only 4-byte aligned, so a plain copy is
 // eight word accesses): device allocations are 256-byte aligned, and run_msm checks the caller's pointer (in16).
+// Scalars [0, n) of `in` are the MSM's scalars [i0, i0 + n) (a chunk of an upload, see upload_and_stage): the ones
+// list takes their indices in the whole MSM.
 __global__ void classify_kernel(const fr_t* __restrict__ in, bool in16, fr_t* __restrict__ canon, uint32_t n,
-                                int split, uint32_t* __restrict__ ones_list, uint32_t* __restrict__ counters) {
+                                int split, uint32_t* __restrict__ ones_list, uint32_t* __restrict__ counters,
+                                uint32_t i0) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     bool one = false, other = false;
     if (i < n) {
@@ -155,7 +160,7 @@ __global__ void classify_kernel(const fr_t* __restrict__ in, bool in16, fr_t* __
         if (others) atomicAdd(&counters[1], others);
     }
     __syncthreads();
-    if (one) ones_list[block_base + warp_ones[warp] + __popc(ones_mask & ((1u << lane) - 1))] = i;
+    if (one) ones_list[block_base + warp_ones[warp] + __popc(ones_mask & ((1u << lane) - 1))] = i0 + i;
 }
 
 __device__ __forceinline__ bool is_pippenger(const fr_t& c, int split) {
@@ -306,11 +311,12 @@ inline size_t stage_coarse_smem(uint32_t c) {
 }
 
 // Windows [w0, w0 + g) of scalars [blockIdx.x * STAGE_SCALARS, ...) to stage[pos - base], where pos is the entry's
-// place in the whole layout's coarse bin (base: where window w0 starts).
+// place in the whole layout's coarse bin (base: where window w0 starts). The scalars are the MSM's from index i0 on.
 __global__ void __launch_bounds__(STAGE_THREADS) stage_coarse_kernel(const fr_t* __restrict__ canon, uint32_t n,
                                                                      int split, uint32_t c, uint32_t w0, uint32_t g,
                                                                      uint32_t buckets, uint32_t* __restrict__ seg_cursor,
-                                                                     uint32_t base, uint2* __restrict__ stage) {
+                                                                     uint32_t base, uint2* __restrict__ stage,
+                                                                     uint32_t i0) {
     extern __shared__ uint32_t smem[];
     const uint32_t coarse = stage_coarse(c), s = stage_shift(c);
     uint32_t* off = smem;              // counts, then where each bin starts in the sorted tile
@@ -333,7 +339,7 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_coarse_kernel(const fr_t*
                     uint32_t d = signed_digit_at(sc, c, w, &neg);
                     if (d) {
                         key[j] = d;
-                        entry[j] = i | (neg ? 0x80000000u : 0u);
+                        entry[j] = (i0 + i) | (neg ? 0x80000000u : 0u);
                         rank[j] = atomicAdd(&off[d >> s], 1u);
                     }
                 }
@@ -358,9 +364,27 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_coarse_kernel(const fr_t*
     }
 }
 
+// A chunk's coarse bins' counts (m = windows * coarse of them, window after window) to pass A's cursors: each bin's
+// place in a stage that holds the chunks one after another, each chunk's entries in the whole layout's order. *end
+// is where the chunk starts, and becomes where the next one starts. One block of STAGE_THREADS threads.
+__global__ void __launch_bounds__(STAGE_THREADS) chunk_cursor_kernel(const uint32_t* __restrict__ bins, uint32_t m,
+                                                                     uint32_t* __restrict__ cursor,
+                                                                     uint32_t* __restrict__ end) {
+    __shared__ uint32_t tmp[8];
+    __shared__ uint32_t base;
+    for (uint32_t i = threadIdx.x; i < m; i += STAGE_THREADS) cursor[i] = bins[i];
+    if (threadIdx.x == 0) base = *end;
+    __syncthreads();
+    const uint32_t total = block_exclusive_scan(cursor, m, tmp);
+    for (uint32_t i = threadIdx.x; i < m; i += STAGE_THREADS) cursor[i] += base;
+    if (threadIdx.x == 0) *end = base + total;
+}
+
 // The stage entries [first, last) of [0, len) that a pass-B block (blockIdx.x) takes, and the keys they can hold: the
 // stage is ordered by coarse bin, so every key of the tile lies in [lo, lo + span), from the start of the first entry's
-// bin to the end of the last entry's.
+// bin to the end of the last entry's. A stage made of chunks one after another (upload_and_stage) is ordered only
+// within each chunk: the kernels check every key against the span, and a tile with a key outside it (one straddling
+// two chunks) takes the per-entry path.
 struct StageTile {
     uint32_t first, last, lo, span;
     __device__ __forceinline__ StageTile(const uint2* __restrict__ stage, uint32_t len, uint32_t buckets, uint32_t c) {
@@ -378,7 +402,7 @@ struct StageTile {
 
 // The buckets' digit counts of a group's stage (pass B's tiles): counts[key] += the entries with that key. A tile
 // counts its keys in shared memory and adds each non-zero count with one global atomic (a tile spanning more than
-// STAGE_SPAN_B keys, as in stage_fine_kernel, adds each entry alone). Reading the stage again (8 bytes an entry) costs
+// STAGE_SPAN_B keys or holding a key outside its span, as in stage_fine_kernel, adds each entry alone). Reading the stage again (8 bytes an entry) costs
 // less than the per-digit atomics of histogram_kernel (see coarse_histogram_kernel).
 __global__ void __launch_bounds__(STAGE_THREADS) stage_count_kernel(const uint2* __restrict__ stage, uint32_t len,
                                                                     uint32_t buckets, uint32_t c,
@@ -386,12 +410,14 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_count_kernel(const uint2*
     __shared__ uint32_t off[STAGE_SPAN_B];
     const StageTile t(stage, len, buckets, c);
     uint32_t key[STAGE_PER_B];  // all loads in flight before the first atomic
+    bool fits = t.span <= STAGE_SPAN_B;
 #pragma unroll
     for (uint32_t j = 0; j < STAGE_PER_B; j++) {
         const uint32_t e = t.first + j * STAGE_THREADS + threadIdx.x;
         key[j] = e < t.last ? stage[e].x : NO_KEY;
+        fits &= key[j] == NO_KEY || key[j] - t.lo < t.span;
     }
-    if (t.span > STAGE_SPAN_B) {  // the same for the whole block: no barrier below is skipped by part of it
+    if (!__syncthreads_and(fits)) {  // the same for the whole block: no barrier below is skipped by part of it
 #pragma unroll
         for (uint32_t j = 0; j < STAGE_PER_B; j++)
             if (key[j] != NO_KEY) atomicAdd(&counts[key[j]], 1u);
@@ -412,7 +438,7 @@ constexpr size_t STAGE_FINE_SMEM = ((size_t)2 * STAGE_SPAN_B + 8) * 4 + (size_t)
 
 // Stage entries [blockIdx.x * STAGE_ENTRIES, ...) of [0, len) to their buckets' runs in `entries` (cursor: where each
 // bucket's next entry goes, absolute). A tile whose keys span more than STAGE_SPAN_B (tiny coarse bins, as in a small
-// MSM) places each entry with its own atomic instead.
+// MSM), or that holds a key outside its span (see StageTile), places each entry with its own atomic instead.
 __global__ void __launch_bounds__(STAGE_THREADS) stage_fine_kernel(const uint2* __restrict__ stage, uint32_t len,
                                                                    uint32_t buckets, uint32_t c,
                                                                    uint32_t* __restrict__ cursor,
@@ -425,12 +451,14 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_fine_kernel(const uint2* 
     const StageTile t(stage, len, buckets, c);
     const uint32_t first = t.first, last = t.last, lo = t.lo, span = t.span;
     uint2 v[STAGE_PER_B];
+    bool fits = span <= STAGE_SPAN_B;
 #pragma unroll
     for (uint32_t j = 0; j < STAGE_PER_B; j++) {
         uint32_t e = first + j * STAGE_THREADS + threadIdx.x;
         v[j] = e < last ? stage[e] : make_uint2(NO_KEY, 0);
+        fits &= v[j].x == NO_KEY || v[j].x - lo < span;
     }
-    if (span > STAGE_SPAN_B) {
+    if (!__syncthreads_and(fits)) {
 #pragma unroll
         for (uint32_t j = 0; j < STAGE_PER_B; j++)
             if (v[j].x != NO_KEY) entries[atomicAdd(&cursor[v[j].x], 1u)] = v[j].y;
@@ -983,9 +1011,15 @@ struct cuzk_msm_bases {
     void* points;
 };
 
+// Chunks of a chunked upload (upload_and_stage).
+constexpr uint32_t UPLOAD_CHUNKS = 8;
+
 struct cuzk_msm_scratch {
     cudaStream_t stream;
     cudaEvent_t ev[8];
+    // The chunked upload's copies, and each chunk's arrival.
+    cudaStream_t copy_stream;
+    cudaEvent_t chunk_ev[UPLOAD_CHUNKS];
     Scratch scalars, canon, ones, counters, counts, offsets, cursor, entries, cub, parts_a, parts_b, ones_sums;
     Scratch tcount[2], toff[2], task_bucket, tasks[2], level_max;
     Scratch sort_keys[2], sort_index[2], sort_tmp;
@@ -1132,7 +1166,7 @@ cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon,
         const size_t first = (size_t)w0 * buckets, items = (size_t)g * buckets;
         if (len > 0) {
             stage_coarse_kernel<<<blocks_for(n, STAGE_SCALARS), STAGE_THREADS, smem_a, st>>>(
-                canon, n, split, c, w0, g, buckets, seg_cursor, (*start)[w0], stage);
+                canon, n, split, c, w0, g, buckets, seg_cursor, (*start)[w0], stage, 0);
             CUZK_TRY_LAUNCH("stage_coarse_kernel");
             stage_count_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, 0, st>>>(stage, (uint32_t)len, buckets,
                                                                                          c, counts);
@@ -1493,6 +1527,148 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
     return status_ok();
 }
 
+// The window for an MSM whose Pippenger part has `others` scalars: `window` when given, else the tuning table's entry
+// for their count's log (the D4 choice), else a rule of thumb.
+uint32_t choose_window(uint32_t window, const uint8_t* table, uint32_t others) {
+    uint32_t c = window;
+    if (c == 0) {
+        uint32_t lg = others <= 1 ? 0 : 32 - __builtin_clz(others - 1);
+        c = table ? table[std::min<uint32_t>(lg, 31)] : 0;
+        if (c == 0) c = std::max<uint32_t>(1, std::min<uint32_t>(MAX_WINDOW, lg > 4 ? lg - 4 : 1));
+        c = std::min(c, MAX_WINDOW);
+    }
+    return c;
+}
+
+// CUZK_MSM_CHUNKED_MIN=L (read once, 0..31): host scalars of an MSM of 2^L scalars and more go up in chunks
+// (upload_and_stage), 0 turns that off; 22 unless set.
+uint32_t chunked_min_log() {
+    static const uint32_t v = env_u32("CUZK_MSM_CHUNKED_MIN", 0, 31, 22);
+    return v;
+}
+
+// What upload_and_stage leaves.
+struct Prestaged {
+    bool done = false;  // the scalars are on the device, classified (canon, the ones list, the counters)
+    uint32_t c = 0;     // the window the stage was made for
+    uint32_t ones = 0, others = 0;
+    uint32_t digits = 0;  // the stage's entries
+    uint32_t chunks = 0;
+};
+
+// The scalars' upload from the host, in UPLOAD_CHUNKS chunks on the set's copy stream, overlapped with the work that
+// needs only the scalars already there: each chunk, once it has landed, is classified, its digits' coarse bins counted
+// (coarse_histogram_kernel), and its digits placed by pass A of the staged sort (stage_coarse_kernel) in a region of
+// the stage of its own, which starts where the previous chunk's ends (chunk_cursor_kernel). That leaves pass B to
+// run once the last chunk is in. The window is guessed from the table as if every scalar went to Pippenger (random
+// scalars, where the upload is longest); when the classification's count calls for another window, or not for the
+// staged sort, run_msm sorts from the classified scalars as it does after a whole upload, and only the overlapped
+// work is lost. The stage holds every digit (n * windows * 8 bytes, in the rounds' first buffer, as sort_staged's
+// does a group of windows), so the path is taken only when free memory allows.
+// On the H200 (2026-12-04, BENCHMARKS.md), random scalars from pinned memory, same call: 2^24 119.5 -> 117.5-118.3 ms,
+// 2^26 413.4-413.9 -> 410.2-410.8 ms, 2^27 805.7-805.9 -> 792.4-792.5 ms (the sort after the upload 35.2 -> 22.0
+// ms); PoRep-like scalars unchanged. Counting the buckets per chunk as well (histogram_kernel) moved time from the sort
+// to the last chunk's work and gained nothing measurable.
+
+cuzk_status upload_and_stage(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* host, uint32_t n, uint32_t window,
+                             const uint8_t* table, int split, Prestaged* out) {
+    *out = Prestaged{};
+    const uint32_t min_log = chunked_min_log();
+    if (min_log == 0 || n < (1u << min_log)) return status_ok();
+    const uint32_t c = choose_window(window, table, n);
+    if (!use_staged_sort(n, n, c)) return status_ok();
+    const uint32_t windows = (256 + c - 1) / c, buckets = (1u << (c - 1)) + 1, coarse = stage_coarse(c);
+    const uint64_t cap = (uint64_t)n * windows;
+    if (cap >= 0x80000000ull) return status_ok();
+    const size_t stage_bytes = cap * sizeof(uint2);
+    if (B->ba_elems[0].cap < stage_bytes) {
+        // Room for the stage and the rest of the MSM's sort (its own scalars twice, the sorted digits), with 1 GiB
+        // to spare; else the whole upload, and a stage of a group of windows.
+        size_t free_b = 0, total_b = 0;
+        if (cuzk::mem_get_info(&free_b, &total_b) != cudaSuccess) {
+            cudaGetLastError();
+            return status_ok();
+        }
+        const size_t need = stage_bytes + cap * 4 + 2 * (size_t)n * sizeof(fr_t) + (1ull << 30);
+        if (usable_free(free_b, total_b) + B->ba_elems[0].cap + B->scalars.cap + B->canon.cap < need)
+            return status_ok();
+    }
+    CUZK_CHECK(raise_stage_smem_limits());
+    const size_t bins = (size_t)windows * coarse;
+    CUZK_CHECK(scratch(B->scalars, (size_t)n * sizeof(fr_t), "scalars"));
+    CUZK_CHECK(scratch(B->canon, (size_t)n * sizeof(fr_t), "canonical scalars"));
+    CUZK_CHECK(scratch(B->ones, (size_t)n * sizeof(uint32_t), "the scalar-1 list"));
+    CUZK_CHECK(scratch(B->counters, 3 * sizeof(uint32_t), "counters"));
+    CUZK_CHECK(scratch(B->ba_elems[0], stage_bytes, "the sort's stage"));
+    CUZK_CHECK(scratch(B->stage_cursor, 2 * bins * 4, "the sort's bin counts and cursors"));
+    fr_t* dev = (fr_t*)B->scalars.ptr;
+    fr_t* canon = (fr_t*)B->canon.ptr;
+    uint32_t* counters = (uint32_t*)B->counters.ptr;
+    uint32_t* bin_counts = (uint32_t*)B->stage_cursor.ptr;
+    uint32_t* bin_cursor = bin_counts + bins;
+    uint2* stage = (uint2*)B->ba_elems[0].ptr;
+    CUZK_TRY(cudaMemsetAsync(counters, 0, 3 * sizeof(uint32_t), st));
+    // The copies wait for the stream's earlier work (the scratch above may have held the last MSM's data).
+    CUZK_TRY(cudaEventRecord(B->chunk_ev[0], st));
+    CUZK_TRY(cudaStreamWaitEvent(B->copy_stream, B->chunk_ev[0], 0));
+    int dev_id = 0, sms = 0;
+    CUZK_TRY(cudaGetDevice(&dev_id));
+    CUZK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_id));
+    const uint32_t per = blocks_for(blocks_for(n, UPLOAD_CHUNKS), STAGE_SCALARS) * STAGE_SCALARS;
+    const size_t smem_a = stage_coarse_smem(c), smem_h = coarse_histogram_smem(c);
+    for (uint32_t k = 0, first = 0; first < n; k++, first += per) {
+        const uint32_t len = std::min(per, n - first);
+        // From pageable memory the copy returns once it is done: the chunks before it compute meanwhile.
+        CUZK_TRY(cudaMemcpyAsync(dev + first, host + first, (size_t)len * sizeof(fr_t), cudaMemcpyHostToDevice,
+                                 B->copy_stream));
+        CUZK_TRY(cudaEventRecord(B->chunk_ev[k], B->copy_stream));
+        CUZK_TRY(cudaStreamWaitEvent(st, B->chunk_ev[k], 0));
+        if (first + len == n) CUZK_TRY(cudaEventRecord(B->ev[1], st));
+        classify_kernel<<<blocks_for(len, 256), 256, 0, st>>>(dev + first, true, canon + first, len, split,
+                                                              (uint32_t*)B->ones.ptr, counters, first);
+        CUZK_TRY_LAUNCH("classify_kernel");
+        CUZK_TRY(cudaMemsetAsync(bin_counts, 0, bins * 4, st));
+        const uint32_t hist_blocks = std::max(1u, std::min<uint32_t>(blocks_for(len, 256), (uint32_t)sms * 8));
+        coarse_histogram_kernel<<<hist_blocks, 256, smem_h, st>>>(canon + first, len, split, c, windows, bin_counts);
+        CUZK_TRY_LAUNCH("coarse_histogram_kernel");
+        chunk_cursor_kernel<<<1, STAGE_THREADS, 0, st>>>(bin_counts, (uint32_t)bins, bin_cursor, counters + 2);
+        CUZK_TRY_LAUNCH("chunk_cursor_kernel");
+        stage_coarse_kernel<<<blocks_for(len, STAGE_SCALARS), STAGE_THREADS, smem_a, st>>>(
+            canon + first, len, split, c, 0, windows, buckets, bin_cursor, 0, stage, first);
+        CUZK_TRY_LAUNCH("stage_coarse_kernel");
+    }
+    uint32_t h[3];
+    CUZK_TRY(cudaMemcpyAsync(h, counters, sizeof(h), cudaMemcpyDeviceToHost, st));
+    CUZK_TRY(cudaEventRecord(B->ev[2], st));
+    CUZK_TRY(cudaStreamSynchronize(st));
+    *out = Prestaged{true, c, h[0], h[1], h[2], blocks_for(n, per)};
+    return status_ok();
+}
+
+// The rest of the staged sort after upload_and_stage: the buckets' counts from the whole stage (`counts` zeroed by the
+// caller), their offsets, the windows' starts (`start`, as sort_staged gives them) and pass B.
+cuzk_status finish_stage(cuzk_msm_scratch* B, cudaStream_t st, uint32_t c, uint32_t windows, uint32_t buckets,
+                         uint32_t len, uint32_t* counts, uint32_t* offsets, uint32_t* cursor, uint32_t* entries,
+                         size_t scan_bytes, std::vector<uint32_t>* start) {
+    const uint2* stage = (const uint2*)B->ba_elems[0].ptr;
+    const size_t total = (size_t)windows * buckets;
+    if (len > 0) {
+        stage_count_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, 0, st>>>(stage, len, buckets, c, counts);
+        CUZK_TRY_LAUNCH("stage_count_kernel");
+    }
+    CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, scan_bytes, counts, offsets, (int)total, st));
+    CUZK_TRY(cudaMemcpyAsync(cursor, offsets, total * 4, cudaMemcpyDeviceToDevice, st));
+    if (len > 0) {
+        stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(stage, len, buckets,
+                                                                                                 c, cursor, entries);
+        CUZK_TRY_LAUNCH("stage_fine_kernel");
+    }
+    // After pass B in the stream (it leaves counts and offsets alone): the host waits once, for both.
+    CUZK_CHECK(window_starts(st, offsets, counts, windows, buckets, start));
+    if ((*start)[windows] != len) return status_msg(1, "the chunked sort lost digits (an internal error)");
+    return status_ok();
+}
+
 template <class F>
 cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset, const void* scalars, size_t n,
                     int on_device, uint32_t window, const uint8_t* table, int split, int accumulate, void* out,
@@ -1515,42 +1691,49 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
     if (n == 0) return status_ok();
 
     CUZK_TRY(cudaEventRecord(B->ev[0], st));
-    const fr_t* in = (const fr_t*)scalars;
-    if (!on_device) {
-        CUZK_CHECK(scratch(B->scalars, n * sizeof(fr_t), "scalars"));
-        CUZK_TRY(cudaMemcpyAsync(B->scalars.ptr, scalars, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
-        in = (const fr_t*)B->scalars.ptr;
-    }
-    CUZK_TRY(cudaEventRecord(B->ev[1], st));
+    // 0-1. Host scalars of a large MSM: uploaded in chunks, each classified and staged for the sort as it lands.
+    Prestaged pre;
+    if (!on_device) CUZK_CHECK(upload_and_stage(B, st, (const fr_t*)scalars, n32, window, table, split, &pre));
+    fr_t* canon = nullptr;
+    uint32_t ones = 0, others = 0;
+    if (pre.done) {
+        canon = (fr_t*)B->canon.ptr;
+        ones = pre.ones;
+        others = pre.others;
+    } else {
+        const fr_t* in = (const fr_t*)scalars;
+        if (!on_device) {
+            CUZK_CHECK(scratch(B->scalars, n * sizeof(fr_t), "scalars"));
+            CUZK_TRY(cudaMemcpyAsync(B->scalars.ptr, scalars, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+            in = (const fr_t*)B->scalars.ptr;
+        }
+        CUZK_TRY(cudaEventRecord(B->ev[1], st));
 
-    // 1. classify
-    CUZK_CHECK(scratch(B->canon, n * sizeof(fr_t), "canonical scalars"));
-    CUZK_CHECK(scratch(B->ones, n * sizeof(uint32_t), "the scalar-1 list"));
-    CUZK_CHECK(scratch(B->counters, 2 * sizeof(uint32_t), "counters"));
-    fr_t* canon = (fr_t*)B->canon.ptr;
-    uint32_t* counters = (uint32_t*)B->counters.ptr;
-    CUZK_TRY(cudaMemsetAsync(counters, 0, 2 * sizeof(uint32_t), st));
-    const bool in16 = ((uintptr_t)in & 15) == 0;
-    classify_kernel<<<blocks_for(n, 256), 256, 0, st>>>(in, in16, canon, n32, split, (uint32_t*)B->ones.ptr,
-                                                        counters);
-    CUZK_TRY_LAUNCH("classify_kernel");
-    uint32_t host_counters[2];
-    CUZK_TRY(cudaMemcpyAsync(host_counters, counters, sizeof(host_counters), cudaMemcpyDeviceToHost, st));
-    CUZK_TRY(cudaEventRecord(B->ev[2], st));
-    CUZK_TRY(cudaStreamSynchronize(st));
-    uint32_t ones = host_counters[0], others = host_counters[1];
+        // 1. classify
+        CUZK_CHECK(scratch(B->canon, n * sizeof(fr_t), "canonical scalars"));
+        CUZK_CHECK(scratch(B->ones, n * sizeof(uint32_t), "the scalar-1 list"));
+        CUZK_CHECK(scratch(B->counters, 3 * sizeof(uint32_t), "counters"));
+        canon = (fr_t*)B->canon.ptr;
+        uint32_t* counters = (uint32_t*)B->counters.ptr;
+        CUZK_TRY(cudaMemsetAsync(counters, 0, 2 * sizeof(uint32_t), st));
+        const bool in16 = ((uintptr_t)in & 15) == 0;
+        classify_kernel<<<blocks_for(n, 256), 256, 0, st>>>(in, in16, canon, n32, split, (uint32_t*)B->ones.ptr,
+                                                            counters, 0);
+        CUZK_TRY_LAUNCH("classify_kernel");
+        uint32_t host_counters[2];
+        CUZK_TRY(cudaMemcpyAsync(host_counters, counters, sizeof(host_counters), cudaMemcpyDeviceToHost, st));
+        CUZK_TRY(cudaEventRecord(B->ev[2], st));
+        CUZK_TRY(cudaStreamSynchronize(st));
+        ones = host_counters[0];
+        others = host_counters[1];
+    }
     stats->ones = ones;
     stats->others = others;
     stats->zeros = n - ones - others;
+    stats->upload_chunks = pre.chunks;
 
     // Window: given, or from the table by the number of scalars Pippenger will see (the D4 choice).
-    uint32_t c = window;
-    if (c == 0) {
-        uint32_t lg = others <= 1 ? 0 : 32 - __builtin_clz(others - 1);
-        c = table ? table[std::min<uint32_t>(lg, 31)] : 0;
-        if (c == 0) c = std::max<uint32_t>(1, std::min<uint32_t>(MAX_WINDOW, lg > 4 ? lg - 4 : 1));
-        c = std::min(c, MAX_WINDOW);
-    }
+    const uint32_t c = choose_window(window, table, others);
     uint32_t windows = (256 + c - 1) / c;
     uint32_t buckets = (1u << (c - 1)) + 1;
     stats->window = c;
@@ -1579,7 +1762,11 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_CHECK(scratch(B->cub, tmp, "the scan"));
         std::vector<uint32_t> start;
         const bool staged = use_staged_sort(n, others, c);
-        if (staged) {
+        // The chunked upload's stage serves when it was made for this window and the staged sort is the one to run.
+        if (staged && pre.done && pre.c == c) {
+            CUZK_CHECK(finish_stage(B, st, c, windows, buckets, pre.digits, counts, offsets, cursor,
+                                    (uint32_t*)B->entries.ptr, tmp, &start));
+        } else if (staged) {
             CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, counts, offsets, cursor,
                                    (uint32_t*)B->entries.ptr, tmp, &start));
         } else {
@@ -2000,9 +2187,14 @@ cuzk_status cuzk_msm_scratch_create(cuzk_msm_scratch** out) {
     *out = nullptr;
     cuzk_msm_scratch* S = new cuzk_msm_scratch();
     S->stream = nullptr;
+    S->copy_stream = nullptr;
     for (auto& e : S->ev) e = nullptr;
+    for (auto& e : S->chunk_ev) e = nullptr;
     cudaError_t e = stream_create(&S->stream, "msm");
+    if (e == cudaSuccess) e = stream_create(&S->copy_stream, "msm");
     for (int i = 0; i < 8 && e == cudaSuccess; i++) e = cudaEventCreate(&S->ev[i]);
+    for (auto& ev : S->chunk_ev)
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
     if (e != cudaSuccess) {
         cuzk_msm_scratch_destroy(S);
         return status_from(e, "creating the MSM stream and events");
@@ -2014,11 +2206,15 @@ cuzk_status cuzk_msm_scratch_create(cuzk_msm_scratch** out) {
 cuzk_status cuzk_msm_scratch_destroy(cuzk_msm_scratch* S) {
     if (!S) return status_ok();
     if (S->stream) cudaStreamSynchronize(S->stream);
+    if (S->copy_stream) cudaStreamSynchronize(S->copy_stream);
     for (Scratch* s : scratch_list(S))
         if (s->ptr) cudaFree(s->ptr);
     for (auto& e : S->ev)
         if (e) cudaEventDestroy(e);
+    for (auto& e : S->chunk_ev)
+        if (e) cudaEventDestroy(e);
     if (S->stream) cudaStreamDestroy(S->stream);
+    if (S->copy_stream) cudaStreamDestroy(S->copy_stream);
     delete S;
     return status_ok();
 }

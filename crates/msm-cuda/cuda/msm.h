@@ -48,6 +48,9 @@ typedef struct cuzk_msm_stats {
     uint32_t accumulation;  /* how the G1 buckets were summed: a cuzk_msm_accumulate value (never AUTO) */
     uint32_t affine_rounds; /* batch-affine rounds run, over all groups of windows */
     uint32_t ones_rounds;   /* batch-affine rounds that summed the scalar-1 bases (0: XYZZ additions, or no ones) */
+    uint32_t upload_chunks; /* chunks the host scalars went up in, each classified and staged for the sort as it
+                               landed (0: one copy, or scalars on the device); ms_upload then runs to the last
+                               chunk's arrival, ms_classify to the last chunk's staging */
     double ms_upload, ms_classify, ms_sort, ms_accumulate, ms_reduce, ms_ones, ms_total;
 } cuzk_msm_stats;
 

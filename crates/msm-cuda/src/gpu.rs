@@ -155,6 +155,10 @@ pub struct MsmStats {
     pub affine_rounds: u32,
     /// Batch-affine rounds that summed the bases of the scalar-1 entries (0 when XYZZ additions did, or none).
     pub ones_rounds: u32,
+    /// Chunks the host scalars went up in, each classified and placed for the sort as it landed, overlapping the
+    /// next one's copy (0: one copy, or scalars on the device). `ms_upload` then runs to the last chunk's arrival
+    /// and `ms_classify` covers the last chunk's work.
+    pub upload_chunks: u32,
     /// Device milliseconds of each phase.
     pub ms_upload: f64,
     /// See `ms_upload`.
@@ -505,6 +509,7 @@ mod imp {
             accumulation: accumulation_from_ffi(st.accumulation),
             affine_rounds: st.affine_rounds,
             ones_rounds: st.ones_rounds,
+            upload_chunks: st.upload_chunks,
             ms_upload: st.ms_upload,
             ms_classify: st.ms_classify,
             ms_sort: st.ms_sort,

@@ -14,6 +14,8 @@ use msm_cuda::gpu::{
 };
 use msm_cuda::{msm_g1, msm_g2, Selection};
 use rand::Rng;
+mod common;
+
 use test_utils::{
     edge_or_random_scalar, fresh_rng, gpu_or_skip, random_g1, random_g1_fast, random_g2,
 };
@@ -309,37 +311,6 @@ fn g2_arithmetic_matches_blstrs() {
     check_curve_ops(&random_g2(300, &mut rng));
 }
 
-/// Scalars with every kind of edge case mixed in, and bases with identities and repeats.
-fn edge_inputs(n: usize, rng: &mut impl Rng) -> (Vec<G1Affine>, Vec<Scalar>) {
-    let mut bases = if n > 4096 {
-        random_g1_fast(n, rng)
-    } else {
-        random_g1(n, rng)
-    };
-    let mut scalars: Vec<Scalar> = (0..n).map(|_| edge_or_random_scalar(rng)).collect();
-    if n > 5 {
-        bases[1] = G1Affine::identity();
-        bases[2] = bases[0];
-        bases[4] = (-G1Projective::from(bases[3])).to_affine(); // a base and its negation
-        scalars[3] = -Scalar::ONE;
-        scalars[4] = -Scalar::ONE;
-        scalars[0] = Scalar::ONE;
-        scalars[2] = Scalar::ONE; // the same base twice through the scalar-1 path
-    }
-    (bases, scalars)
-}
-
-/// PoRep-like assignments: about half zeros, half ones, a few full-width values.
-fn porep_like_scalars(n: usize, rng: &mut impl Rng) -> Vec<Scalar> {
-    (0..n)
-        .map(|_| match rng.gen_range(0..1000) {
-            0..=489 => Scalar::ZERO,
-            490..=974 => Scalar::ONE,
-            _ => Scalar::random(&mut *rng),
-        })
-        .collect()
-}
-
 #[test]
 fn g1_msm_matches_blst_across_sizes() {
     if !gpu_or_skip("g1_msm_matches_blst_across_sizes", gpu::device()) {
@@ -354,7 +325,7 @@ fn g1_msm_matches_blst_across_sizes() {
         sizes.push((1 << lg) + rng.gen_range(1..1000));
     }
     for n in sizes {
-        let (bases, scalars) = edge_inputs(n, &mut rng);
+        let (bases, scalars) = common::edge_inputs(n, &mut rng);
         let want = msm_g1(&bases, &scalars).unwrap();
         let resident = DeviceBases::upload(&bases).unwrap();
         for accumulation in BOTH {
@@ -385,7 +356,7 @@ fn g1_msm_every_window_and_scalar_mix() {
     }
     let mut rng = fresh_rng("g1_msm_every_window_and_scalar_mix");
     let n = 3000;
-    let (bases, scalars) = edge_inputs(n, &mut rng);
+    let (bases, scalars) = common::edge_inputs(n, &mut rng);
     let resident = DeviceBases::upload(&bases).unwrap();
     let want = msm_g1(&bases, &scalars).unwrap();
     for window in 1..=20 {
@@ -409,7 +380,7 @@ fn g1_msm_every_window_and_scalar_mix() {
         ("zeros", vec![Scalar::ZERO; n]),
         ("ones", vec![Scalar::ONE; n]),
         ("minus ones", vec![-Scalar::ONE; n]),
-        ("porep-like", porep_like_scalars(n, &mut rng)),
+        ("porep-like", common::porep_like_scalars(n, &mut rng)),
         ("small", (0..n).map(|i| Scalar::from(i as u64)).collect()),
     ];
     // The table's window, and windows large enough for the staged sort (10 bits and up, when at least a quarter of
@@ -517,7 +488,7 @@ fn resident_bases_serve_many_msms() {
         let offset = rng.gen_range(0..n / 2);
         let len = rng.gen_range(1..n - offset);
         let s: Vec<Scalar> = if round % 2 == 0 {
-            porep_like_scalars(len, &mut rng)
+            common::porep_like_scalars(len, &mut rng)
         } else {
             (0..len).map(|_| edge_or_random_scalar(&mut rng)).collect()
         };
@@ -530,7 +501,7 @@ fn resident_bases_serve_many_msms() {
     }
     // A density selection: the full assignment is longer than the bases, and the set bits pick the scalars.
     let full_len = n + 5000;
-    let full: Vec<Scalar> = porep_like_scalars(full_len, &mut rng);
+    let full: Vec<Scalar> = common::porep_like_scalars(full_len, &mut rng);
     let mut words = vec![0u64; full_len.div_ceil(64)];
     let mut picked = 0;
     for i in 0..full_len {
@@ -551,7 +522,7 @@ fn resident_bases_serve_many_msms() {
     let other = DeviceBases::upload_sharing(&other_bases, resident.scratch()).unwrap();
     for round in 0..2 {
         let s1: Vec<Scalar> = (0..3000).map(|_| edge_or_random_scalar(&mut rng)).collect();
-        let s2 = porep_like_scalars(n, &mut rng);
+        let s2 = common::porep_like_scalars(n, &mut rng);
         let (got1, _) = other.msm(0, GpuScalars::Host(&s1), &opts).unwrap();
         let (got2, _) = resident.msm(0, GpuScalars::Host(&s2), &opts).unwrap();
         assert_eq!(
@@ -582,7 +553,7 @@ fn msm_reads_scalars_from_device_memory() {
     }
     let mut rng = fresh_rng("msm_reads_scalars_from_device_memory");
     let n = 5000;
-    let (bases, scalars) = edge_inputs(n, &mut rng);
+    let (bases, scalars) = common::edge_inputs(n, &mut rng);
     let stream = ntt_cuda::gpu::Stream::new().unwrap();
     let dev = ntt_cuda::gpu::DeviceScalars::from_host_padded(&scalars, n, &stream).unwrap();
     stream.synchronize().unwrap();
@@ -693,8 +664,8 @@ fn streamed_bases_equal_the_cpu_msm() {
     }
     let mut rng = fresh_rng("streamed_bases_equal_the_cpu_msm");
     let n = 70_000;
-    let (bases, scalars) = edge_inputs(n, &mut rng);
-    let porep = porep_like_scalars(n, &mut rng);
+    let (bases, scalars) = common::edge_inputs(n, &mut rng);
+    let porep = common::porep_like_scalars(n, &mut rng);
     let scratch = MsmScratch::new().unwrap();
     let stream = ntt_cuda::gpu::Stream::new().unwrap();
     let on_device = ntt_cuda::gpu::DeviceScalars::from_host_padded(&porep, n + 5, &stream).unwrap();
@@ -814,8 +785,10 @@ fn heavy_sweep_2_24_and_2_26() {
             };
             let (got, stats) = resident.msm(0, GpuScalars::Host(&random), &opts).unwrap();
             assert_eq!(got, want, "2^{lg} random, {stats:?}");
+            // Host scalars of an MSM this large go up in eight chunks (gpu_chunked.rs covers small sizes).
+            assert_eq!(stats.upload_chunks, 8, "2^{lg} random, {stats:?}");
         }
-        let porep = porep_like_scalars(n, &mut rng);
+        let porep = common::porep_like_scalars(n, &mut rng);
         let (got, stats) = resident
             .msm(0, GpuScalars::Host(&porep), &MsmOptions::default())
             .unwrap();

@@ -1,0 +1,81 @@
+//! Host scalars uploaded in chunks, each classified and placed for the sort as it lands (the chunked upload, on by
+//! default from 2^22 scalars, so the heavy sweep of `gpu.rs` runs it at full size): here from 2,048 scalars, with
+//! chunk counts from 1 to 8, short last chunks, every accumulation and split, random, edge and PoRep-like scalars
+//! (whose classification calls for another window or sort than the one guessed, so the stage made during the upload
+//! is dropped and the sort runs again), against blst.
+//! Its own test binary: it sets `CUZK_MSM_CHUNKED_MIN` for the whole process before the first MSM.
+//! Skipped with a printed reason without a GPU; failing instead when CUZK_REQUIRE_GPU=1.
+
+mod common;
+
+use blstrs::Scalar;
+use ff::Field;
+use msm_cuda::gpu::{self, Accumulation, DeviceBases, GpuScalars, MsmOptions};
+use msm_cuda::msm_g1;
+use rand::Rng;
+use test_utils::{fresh_rng, gpu_or_skip};
+
+/// The chunks of a chunked upload of n scalars (msm.cu, upload_and_stage): eight, each a multiple of 2,048 scalars.
+fn chunks(n: usize) -> u32 {
+    let per = n.div_ceil(8).div_ceil(2048) * 2048;
+    n.div_ceil(per) as u32
+}
+
+#[test]
+fn chunked_uploads_equal_blst() {
+    if !gpu_or_skip("chunked_uploads_equal_blst", gpu::device()) {
+        return;
+    }
+    std::env::set_var("CUZK_MSM_CHUNKED_MIN", "11");
+    let mut rng = fresh_rng("chunked_uploads_equal_blst");
+    let sizes = [
+        2048usize,
+        3000,
+        4096 + rng.gen_range(1..1000),
+        (1 << 14) + rng.gen_range(1..1000),
+        1 << 16,
+        (1 << 17) + 77,
+    ];
+    for n in sizes {
+        let (bases, edge) = common::edge_inputs(n, &mut rng);
+        let resident = DeviceBases::upload(&bases).unwrap();
+        let random: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        let porep = common::porep_like_scalars(n, &mut rng);
+        for (name, scalars) in [("edge", &edge), ("random", &random), ("porep-like", &porep)] {
+            let want = msm_g1(&bases, scalars).unwrap();
+            // Windows of 10 bits and more take the staged sort (the table's may be smaller at these sizes).
+            for window in [None, Some(10), Some(13), Some(16)] {
+                for accumulation in [Accumulation::Xyzz, Accumulation::BatchAffine] {
+                    for split in [true, false] {
+                        let opts = MsmOptions {
+                            window,
+                            split,
+                            accumulation,
+                        };
+                        let (got, stats) =
+                            resident.msm(0, GpuScalars::Host(scalars), &opts).unwrap();
+                        let at = format!("n = {n}, {name}, {opts:?}, {stats:?}");
+                        assert_eq!(got, want, "{at}");
+                        assert_eq!(stats.zeros + stats.ones + stats.others, n as u64, "{at}");
+                        if window.is_some() {
+                            assert_eq!(stats.upload_chunks, chunks(n), "{at}");
+                        }
+                    }
+                }
+            }
+        }
+        // Scalars on the device never take the chunked upload.
+        let stream = ntt_cuda::gpu::Stream::new().unwrap();
+        let dev = ntt_cuda::gpu::DeviceScalars::from_host_padded(&random, n, &stream).unwrap();
+        stream.synchronize().unwrap();
+        let (got, stats) = resident
+            .msm(0, GpuScalars::Device(&dev, n), &MsmOptions::default())
+            .unwrap();
+        assert_eq!(
+            got,
+            msm_g1(&bases, &random).unwrap(),
+            "n = {n}, device scalars"
+        );
+        assert_eq!(stats.upload_chunks, 0, "n = {n}, device scalars");
+    }
+}
