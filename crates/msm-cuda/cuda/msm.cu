@@ -402,8 +402,9 @@ struct StageTile {
 
 // The buckets' digit counts of a group's stage (pass B's tiles): counts[key] += the entries with that key. A tile
 // counts its keys in shared memory and adds each non-zero count with one global atomic (a tile spanning more than
-// STAGE_SPAN_B keys or holding a key outside its span, as in stage_fine_kernel, adds each entry alone). Reading the stage again (8 bytes an entry) costs
-// less than the per-digit atomics of histogram_kernel (see coarse_histogram_kernel).
+// STAGE_SPAN_B keys or holding a key outside its span, as in stage_fine_kernel, adds each entry alone). Reading the
+// stage again (8 bytes an entry) costs less than the per-digit atomics of histogram_kernel (see
+// coarse_histogram_kernel).
 __global__ void __launch_bounds__(STAGE_THREADS) stage_count_kernel(const uint2* __restrict__ stage, uint32_t len,
                                                                     uint32_t buckets, uint32_t c,
                                                                     uint32_t* __restrict__ counts) {

@@ -192,6 +192,7 @@ impl MsmStats {
         self.digits += other.digits;
         self.affine_rounds += other.affine_rounds;
         self.ones_rounds += other.ones_rounds;
+        self.upload_chunks += other.upload_chunks;
         self.ms_upload += other.ms_upload;
         self.ms_classify += other.ms_classify;
         self.ms_sort += other.ms_sort;
