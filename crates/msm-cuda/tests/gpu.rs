@@ -4,6 +4,8 @@
 //! Skipped with a printed reason without a GPU; failing instead when CUZK_REQUIRE_GPU=1.
 //! `cargo test -p msm-cuda --test gpu -- --ignored` runs the heavy sweep (2^24, 2^26).
 
+mod common;
+
 use blst::{blst_fp, blst_fp2};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
@@ -14,8 +16,6 @@ use msm_cuda::gpu::{
 };
 use msm_cuda::{msm_g1, msm_g2, Selection};
 use rand::Rng;
-mod common;
-
 use test_utils::{
     edge_or_random_scalar, fresh_rng, gpu_or_skip, random_g1, random_g1_fast, random_g2,
 };
