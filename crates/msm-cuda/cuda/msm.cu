@@ -1108,6 +1108,19 @@ size_t largest_window(const std::vector<uint32_t>& start) {
     return largest;
 }
 
+// coarse_histogram_kernel over scalars [0, n) of `canon` into `bins` (zeroed by the caller): grid-stride, at most 8
+// blocks an SM.
+cuzk_status coarse_histogram(cudaStream_t st, const fr_t* canon, uint32_t n, int split, uint32_t c, uint32_t windows,
+                             uint32_t* bins) {
+    int dev = 0, sms = 0;
+    CUZK_TRY(cudaGetDevice(&dev));
+    CUZK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const uint32_t blocks = std::max(1u, std::min<uint32_t>(blocks_for(n, 256), (uint32_t)sms * 8));
+    coarse_histogram_kernel<<<blocks, 256, coarse_histogram_smem(c), st>>>(canon, n, split, c, windows, bins);
+    CUZK_TRY_LAUNCH("coarse_histogram_kernel");
+    return status_ok();
+}
+
 // Places the digits of the MSM's scalars in `entries` (see stage_coarse_kernel) and fills the buckets' `counts` (zeroed
 // by the caller), `offsets` (their exclusive prefix sums over all windows) and `cursor` (each bucket's end), with no
 // per-digit histogram: the coarse bins' counts come first (coarse_histogram_kernel; with one host sync they give the
@@ -1125,12 +1138,7 @@ cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon,
     CUZK_CHECK(scratch(B->stage_cursor, bins * 4, "the sort's bin cursors"));
     uint32_t* seg_cursor = (uint32_t*)B->stage_cursor.ptr;
     CUZK_TRY(cudaMemsetAsync(seg_cursor, 0, bins * 4, st));
-    int dev = 0, sms = 0;
-    CUZK_TRY(cudaGetDevice(&dev));
-    CUZK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    const uint32_t hist_blocks = std::max(1u, std::min<uint32_t>(blocks_for(n, 256), (uint32_t)sms * 8));
-    coarse_histogram_kernel<<<hist_blocks, 256, coarse_histogram_smem(c), st>>>(canon, n, split, c, windows, seg_cursor);
-    CUZK_TRY_LAUNCH("coarse_histogram_kernel");
+    CUZK_CHECK(coarse_histogram(st, canon, n, split, c, windows, seg_cursor));
     // Counts to positions in the whole layout: window after window, bin after bin.
     std::vector<uint32_t> h(bins);
     CUZK_TRY(cudaMemcpyAsync(h.data(), seg_cursor, bins * 4, cudaMemcpyDeviceToHost, st));
@@ -1528,6 +1536,14 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
     return status_ok();
 }
 
+// The classification's buffers for n scalars: canonical scalars, the scalar-1 list, and three counters (ones, others,
+// and the end of a chunked upload's stage).
+cuzk_status classify_scratch(cuzk_msm_scratch* B, size_t n) {
+    CUZK_CHECK(scratch(B->canon, n * sizeof(fr_t), "canonical scalars"));
+    CUZK_CHECK(scratch(B->ones, n * sizeof(uint32_t), "the scalar-1 list"));
+    return scratch(B->counters, 3 * sizeof(uint32_t), "counters");
+}
+
 // The window for an MSM whose Pippenger part has `others` scalars: `window` when given, else the tuning table's entry
 // for their count's log (the D4 choice), else a rule of thumb.
 uint32_t choose_window(uint32_t window, const uint8_t* table, uint32_t others) {
@@ -1597,9 +1613,7 @@ cuzk_status upload_and_stage(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* h
     CUZK_CHECK(raise_stage_smem_limits());
     const size_t bins = (size_t)windows * coarse;
     CUZK_CHECK(scratch(B->scalars, (size_t)n * sizeof(fr_t), "scalars"));
-    CUZK_CHECK(scratch(B->canon, (size_t)n * sizeof(fr_t), "canonical scalars"));
-    CUZK_CHECK(scratch(B->ones, (size_t)n * sizeof(uint32_t), "the scalar-1 list"));
-    CUZK_CHECK(scratch(B->counters, 3 * sizeof(uint32_t), "counters"));
+    CUZK_CHECK(classify_scratch(B, n));
     CUZK_CHECK(scratch(B->ba_elems[0], stage_bytes, "the sort's stage"));
     CUZK_CHECK(scratch(B->stage_cursor, 2 * bins * 4, "the sort's bin counts and cursors"));
     fr_t* dev = (fr_t*)B->scalars.ptr;
@@ -1612,11 +1626,8 @@ cuzk_status upload_and_stage(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* h
     // The copies wait for the stream's earlier work (the scratch above may have held the last MSM's data).
     CUZK_TRY(cudaEventRecord(B->chunk_ev[0], st));
     CUZK_TRY(cudaStreamWaitEvent(B->copy_stream, B->chunk_ev[0], 0));
-    int dev_id = 0, sms = 0;
-    CUZK_TRY(cudaGetDevice(&dev_id));
-    CUZK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_id));
     const uint32_t per = blocks_for(blocks_for(n, UPLOAD_CHUNKS), STAGE_SCALARS) * STAGE_SCALARS;
-    const size_t smem_a = stage_coarse_smem(c), smem_h = coarse_histogram_smem(c);
+    const size_t smem_a = stage_coarse_smem(c);
     for (uint32_t k = 0, first = 0; first < n; k++, first += per) {
         const uint32_t len = std::min(per, n - first);
         // From pageable memory the copy returns once it is done: the chunks before it compute meanwhile.
@@ -1629,9 +1640,7 @@ cuzk_status upload_and_stage(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* h
                                                               (uint32_t*)B->ones.ptr, counters, first);
         CUZK_TRY_LAUNCH("classify_kernel");
         CUZK_TRY(cudaMemsetAsync(bin_counts, 0, bins * 4, st));
-        const uint32_t hist_blocks = std::max(1u, std::min<uint32_t>(blocks_for(len, 256), (uint32_t)sms * 8));
-        coarse_histogram_kernel<<<hist_blocks, 256, smem_h, st>>>(canon + first, len, split, c, windows, bin_counts);
-        CUZK_TRY_LAUNCH("coarse_histogram_kernel");
+        CUZK_CHECK(coarse_histogram(st, canon + first, len, split, c, windows, bin_counts));
         chunk_cursor_kernel<<<1, STAGE_THREADS, 0, st>>>(bin_counts, (uint32_t)bins, bin_cursor, counters + 2);
         CUZK_TRY_LAUNCH("chunk_cursor_kernel");
         stage_coarse_kernel<<<blocks_for(len, STAGE_SCALARS), STAGE_THREADS, smem_a, st>>>(
@@ -1711,9 +1720,7 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_TRY(cudaEventRecord(B->ev[1], st));
 
         // 1. classify
-        CUZK_CHECK(scratch(B->canon, n * sizeof(fr_t), "canonical scalars"));
-        CUZK_CHECK(scratch(B->ones, n * sizeof(uint32_t), "the scalar-1 list"));
-        CUZK_CHECK(scratch(B->counters, 3 * sizeof(uint32_t), "counters"));
+        CUZK_CHECK(classify_scratch(B, n));
         canon = (fr_t*)B->canon.ptr;
         uint32_t* counters = (uint32_t*)B->counters.ptr;
         CUZK_TRY(cudaMemsetAsync(counters, 0, 2 * sizeof(uint32_t), st));
