@@ -219,14 +219,14 @@ impl std::fmt::Debug for Hold {
 
 impl Hold {
     fn new(srs: Arc<Srs>) -> Self {
-        srs.refs.fetch_add(1, Ordering::Relaxed);
+        srs.refs.fetch_add(1, Ordering::AcqRel);
         Hold(srs)
     }
 }
 
 impl Drop for Hold {
     fn drop(&mut self) {
-        self.0.refs.fetch_sub(1, Ordering::Relaxed);
+        self.0.refs.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -335,7 +335,7 @@ impl Engines {
         let mut map = self.map();
         match map.get(id) {
             None => Ok(None),
-            Some(s) if s.refs.load(Ordering::Relaxed) > 0 => Err(s.refs.load(Ordering::Relaxed)),
+            Some(s) if s.refs.load(Ordering::Acquire) > 0 => Err(s.refs.load(Ordering::Acquire)),
             Some(_) => Ok(map.remove(id).map(|s| s.size_bytes())),
         }
     }
@@ -363,8 +363,8 @@ impl Source {
 /// A job in an engine run.
 struct Active {
     job: Arc<Job>,
-    // Counts the job among the parameter set's users (EvictSRS refuses meanwhile) until it is concluded.
-    _hold: Hold,
+    // Counts the job among the parameter set's users (EvictSRS refuses meanwhile) until its result is recorded.
+    hold: Hold,
     source: Arc<Source>,
     next: usize,
     issued: usize,
@@ -527,7 +527,7 @@ impl Executor {
                         let n = source.partitions();
                         r.active.push(Active {
                             job,
-                            _hold: Hold::new(srs.clone()),
+                            hold: Hold::new(srs.clone()),
                             source: Arc::new(source),
                             next: 0,
                             issued: 0,
@@ -670,6 +670,9 @@ impl Executor {
             }
         }
         result.total_ms = unix_ms().saturating_sub(a.job.submitted_unix_ms);
+        // The job stops using the parameter set before its result is visible: a client that awaits it and then
+        // evicts the set must not be told that the set is still in use.
+        drop(a.hold);
         self.record(&a.job, result);
     }
 
