@@ -158,6 +158,11 @@ pub struct BenchArgs {
     /// Also write each partition's timings as a JSON line to FILE.
     #[arg(long, value_name = "FILE")]
     timing_json: Option<PathBuf>,
+    /// Only synthesize: every partition's witness (compiled synthesis, a, b and c left out) --proofs times, one
+    /// partition at a time on all cores, with no parameters, engine or GPU; prints the median, min and max per
+    /// partition. `CUZK_SYNTH_PIECES=0` gives the one-circuit witness to compare with.
+    #[arg(long)]
+    synthesis_only: bool,
     /// Print a JSON summary on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -519,6 +524,9 @@ fn prove(a: ProveArgs) -> Result<ExitCode> {
 
 /// `cuzk bench porep`: the engine's sustained rate on real PoRep partitions.
 pub fn bench(a: BenchArgs) -> Result<()> {
+    if a.synthesis_only {
+        return bench_synthesis(a);
+    }
     let progress = Progress::new(a.json);
     let mut report = Report::new("bench porep");
     let st = start(&a.sector, &a.engine, &progress, &mut report)?;
@@ -552,6 +560,66 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             json: a.json,
         },
     )
+}
+
+/// `cuzk bench porep --synthesis-only`: the witness of each partition, timed, without parameters or an engine.
+fn bench_synthesis(a: BenchArgs) -> Result<()> {
+    let progress = Progress::new(a.json);
+    let mut report = Report::new("bench porep --synthesis-only");
+    let (c1, sector) = a.sector.load()?;
+    let rp = c1.registered_proof();
+    report.text("proof type", format!("{rp:?}"));
+    c1.check(&sector, a.sector.sector_size)?;
+    let path = a
+        .engine
+        .cache_dir()?
+        .join(format!("porep-{}.shape", params::files(rp)?.identifier));
+    let spinner = progress.spinner(format!("compiled shape {}", path.display()));
+    let (shape, _) = porep::compiled_shape(rp, &path)?;
+    spinner.finish();
+    report.text(
+        "witness",
+        if porep::synthesis_in_pieces() {
+            "in pieces, a challenge each, at once"
+        } else {
+            "as one circuit (CUZK_SYNTH_PIECES=0)"
+        }
+        .into(),
+    );
+    report.count("threads", rayon::current_num_threads());
+    let partitions = porep::Partitions::new(&c1)?;
+    let spinner = progress.spinner(format!(
+        "{} witnesses of {} partitions",
+        a.proofs,
+        partitions.count()
+    ));
+    let mut spare = r1cs_synth::ProvingAssignment::default();
+    let mut times = Vec::new();
+    for round in 0..a.proofs {
+        for k in 0..partitions.count() {
+            let t = Instant::now();
+            spare = partitions.synthesize_reusing(k, porep::Synthesis::Witness(&shape), spare)?;
+            let took = t.elapsed();
+            // The first witness of the process (the shape's pages, the vectors' first allocation, the head's size
+            // learned) is reported apart.
+            if round == 0 && k == 0 {
+                report.time("first witness", took);
+            } else {
+                times.push(took);
+            }
+        }
+    }
+    spinner.finish();
+    report.count("constraints", shape.num_constraints());
+    times.sort();
+    if let (Some(min), Some(max)) = (times.first(), times.last()) {
+        report.time("witness median", times[times.len() / 2]);
+        report.time("witness min", *min);
+        report.time("witness max", *max);
+        report.count("witnesses timed", times.len());
+    }
+    report.print(a.json);
+    Ok(())
 }
 
 fn verify(a: VerifyArgs) -> Result<ExitCode> {

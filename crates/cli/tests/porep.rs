@@ -67,6 +67,35 @@ fn porep_seal_prove_verify_and_exit_codes() {
         "{stderr}"
     );
 
+    // The witness alone, timed: in pieces (the default) and as one circuit, no parameters read.
+    for pieces in ["1", "0"] {
+        let mut bench = vec![
+            "bench",
+            "porep",
+            "--synthesis-only",
+            "--proofs",
+            "2",
+            "--json",
+        ];
+        bench.extend_from_slice(&sector);
+        let out = cuzk_command()
+            .args(&bench)
+            .env("FIL_PROOFS_PARENT_CACHE", &parents)
+            .env("CUZK_PARAM_CACHE", &params)
+            .env("CUZK_SYNTH_PIECES", pieces)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(summary["witnesses_timed"], 1, "{summary}");
+        assert!(
+            summary["witness_median_ms"].as_f64().unwrap() > 0.0,
+            "{summary}"
+        );
+        let how = summary["witness"].as_str().unwrap();
+        assert_eq!(how.contains("in pieces"), pieces == "1", "{summary}");
+    }
+
     let mut verify = vec!["porep", "verify"];
     verify.extend_from_slice(&sector);
     verify.extend_from_slice(&["--proof", s(&proof)]);

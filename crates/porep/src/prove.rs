@@ -5,11 +5,12 @@ use filecoin_proofs_api::SectorId;
 use groth16_pipeline::{Engine, PartitionOutcome, RunSummary};
 use std::path::Path;
 
+use filecoin_hashers::Hasher;
 use r1cs_synth::{synthesize, CompiledShape, ProvingAssignment, SynthesisOptions};
 use rand_core::RngCore;
 use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound};
+use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound, StackedDrg};
 
 use crate::c1::compound_params;
 use crate::{C1Output, Error, Result, Sector};
@@ -94,34 +95,72 @@ fn compiled_shape_tree<Tree: 'static + MerkleTreeTrait>(
     })
 }
 
-/// Builds partition `k`'s circuit: storage-proofs-porep's `StackedCircuit`, exactly as filecoin-proofs'
-/// `seal_commit_phase2` builds it.
-pub(crate) fn partition_circuits<Tree: 'static + MerkleTreeTrait>(
-    c1: &C1Output,
-) -> Result<
-    impl Fn(usize) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> + Send + Sync + 'static,
-> {
-    let pp = compound_params::<Tree>(c1.registered_proof())?;
-    let proofs = c1.vanilla_proofs::<Tree>()?;
-    let pub_inputs = c1.public_inputs::<Tree>()?;
-    Ok(move |k: usize| {
-        let proof = proofs.get(k).ok_or_else(|| Error::Prove {
+/// Partition `k`'s circuit: storage-proofs-porep's `StackedCircuit`, exactly as filecoin-proofs'
+/// `seal_commit_phase2` builds it ([`PartitionCircuits::whole`]), or in pieces ([`PartitionCircuits::pieces`]).
+pub(crate) struct PartitionCircuits<Tree: 'static + MerkleTreeTrait> {
+    pp: storage_proofs_core::compound_proof::PublicParams<
+        'static,
+        StackedDrg<'static, Tree, DefaultPieceHasher>,
+    >,
+    proofs: Vec<Vec<filecoin_proofs::VanillaSealProof<Tree>>>,
+    pub_inputs: storage_proofs_porep::stacked::PublicInputs<
+        <Tree::Hasher as Hasher>::Domain,
+        filecoin_proofs::DefaultPieceDomain,
+    >,
+}
+
+impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits<Tree> {
+    pub(crate) fn new(c1: &C1Output) -> Result<Self> {
+        Ok(PartitionCircuits {
+            pp: compound_params::<Tree>(c1.registered_proof())?,
+            proofs: c1.vanilla_proofs::<Tree>()?,
+            pub_inputs: c1.public_inputs::<Tree>()?,
+        })
+    }
+
+    /// The circuit of partition `k` over the vanilla proofs of `challenges` of its challenges.
+    fn circuit(
+        &self,
+        k: usize,
+        challenges: std::ops::Range<usize>,
+    ) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
+        let proof = self.proofs.get(k).ok_or_else(|| Error::Prove {
             partition: k,
-            message: format!("the C1 output has only {} partitions", proofs.len()),
+            message: format!("the C1 output has only {} partitions", self.proofs.len()),
         })?;
         // The stacked circuit has no component private inputs (the unit type).
         <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::circuit(
-            &pub_inputs,
+            &self.pub_inputs,
             (),
-            proof,
-            &pp.vanilla_params,
+            &proof[challenges].to_vec(),
+            &self.pp.vanilla_params,
             Some(k),
         )
         .map_err(|e| Error::Prove {
             partition: k,
             message: format!("building the circuit: {e:#}"),
         })
-    })
+    }
+
+    /// Partition `k`'s circuit.
+    pub(crate) fn whole(&self, k: usize) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
+        let n = self.proofs.get(k).map_or(0, Vec::len);
+        self.circuit(k, 0..n)
+    }
+
+    /// Partition `k`'s circuit in pieces, one a challenge: each synthesizes the circuit's head (the public inputs,
+    /// comm_r's check) and that challenge's proof, which read nothing of the other challenges (see
+    /// [`r1cs_synth::pieces`]).
+    pub(crate) fn pieces(&self, k: usize) -> Result<Vec<StackedCircuit<Tree, DefaultPieceHasher>>> {
+        let n = self.proofs.get(k).map_or(0, Vec::len);
+        (0..n).map(|i| self.circuit(k, i..i + 1)).collect()
+    }
+}
+
+/// Whether the compiled paths compute a partition's witness in pieces, a challenge each at once (the default), or
+/// as one circuit (`CUZK_SYNTH_PIECES=0`).
+pub fn synthesis_in_pieces() -> bool {
+    std::env::var("CUZK_SYNTH_PIECES").map_or(true, |v| v.trim() != "0")
 }
 
 /// Builds and synthesizes partition k.
@@ -181,9 +220,24 @@ impl Partitions {
 }
 
 fn partitions_tree<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> Result<Partitions> {
-    let circuit = partition_circuits::<Tree>(c1)?;
+    let circuits = PartitionCircuits::<Tree>::new(c1)?;
+    let in_pieces = synthesis_in_pieces();
     Ok(Partitions {
-        build: Box::new(move |k, synthesis, spare| synthesis.run(circuit(k)?, k, spare)),
+        build: Box::new(move |k, synthesis, spare| {
+            let failed = |e: r1cs_synth::Error| Error::Prove {
+                partition: k,
+                message: format!("synthesis: {e}"),
+            };
+            match synthesis {
+                Synthesis::Witness(shape) if in_pieces => shape
+                    .witness_assignment_pieces(circuits.pieces(k)?, spare)
+                    .map_err(failed),
+                Synthesis::Compiled(shape) if in_pieces => shape
+                    .synthesize_pieces_reusing(circuits.pieces(k)?, spare)
+                    .map_err(failed),
+                _ => synthesis.run(circuits.whole(k)?, k, spare),
+            }
+        }),
         count: c1.partitions(),
     })
 }

@@ -7,7 +7,7 @@ use r1cs_synth::R1csShape;
 use serde::Serialize;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 
-use crate::prove::{partition_circuits, synthesize_partition};
+use crate::prove::{synthesize_partition, PartitionCircuits};
 use crate::{C1Output, Error, Result};
 
 /// One partition's circuit statistics.
@@ -78,7 +78,7 @@ pub fn partition_stats(c1: &C1Output, k: usize) -> Result<CircuitStats> {
 }
 
 fn record_tree<Tree: 'static + MerkleTreeTrait>(c1: &C1Output, k: usize) -> Result<R1csShape> {
-    let circuit = partition_circuits::<Tree>(c1)?(k)?;
+    let circuit = PartitionCircuits::<Tree>::new(c1)?.whole(k)?;
     R1csShape::record(circuit).map_err(|e| Error::Prove {
         partition: k,
         message: format!("recording the shape: {e}"),

@@ -130,7 +130,8 @@ fn seal_prove_verify_2kib_and_refuse_bad_c1() {
     let parameters = Arc::new(params::load(&ensured.files, false).unwrap());
 
     // The compiled shape (keyed by the parameter identifier) gives exactly the direct path's assignment on the
-    // real circuit: a, b, c, both assignments and all three densities.
+    // real circuit: a, b, c, both assignments and all three densities. The compiled paths compute the witness in
+    // pieces, one a challenge (two here), at once: the first call learns the head's size, the second uses it.
     let shape_path = params_dir.join("porep-2kib.shape");
     let t = std::time::Instant::now();
     let (shape, rebuilt) = porep::compiled_shape(RP, &shape_path).unwrap();
@@ -154,7 +155,16 @@ fn seal_prove_verify_2kib_and_refuse_bad_c1() {
         witness == compiled,
         "a, b, c from the witness differ on the PoRep circuit"
     );
-    drop((direct, compiled, witness));
+    // The witness as one circuit (CUZK_SYNTH_PIECES=0), as filecoin-proofs synthesizes it: the same.
+    std::env::set_var("CUZK_SYNTH_PIECES", "0");
+    let whole = porep::synthesize_partition(&c1, 0, Synthesis::Witness(&shape)).unwrap();
+    std::env::remove_var("CUZK_SYNTH_PIECES");
+    assert!(
+        whole.aux_assignment == witness.aux_assignment
+            && whole.input_assignment == witness.input_assignment,
+        "the witness in pieces differs from the whole circuit's"
+    );
+    drop((direct, compiled, witness, whole));
 
     let engine = Engine::new(
         parameters,

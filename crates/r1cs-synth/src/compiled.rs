@@ -6,14 +6,13 @@
 //! Densities depend on the shape only, so they are computed once here too.
 //! Results are bit-identical to [`crate::synthesize`].
 
-use bellpepper_core::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellpepper_core::Circuit;
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
+use crate::pieces::{PieceHead, WitnessCs};
 use crate::{Density, Error, ProvingAssignment, R1csShape, Result, Var};
 
 /// Coefficient-table slot of 1 (added without a multiplication).
@@ -71,6 +70,8 @@ pub struct CompiledShape {
     pub b_input_density: Density,
     /// Aux variables in B.
     pub b_aux_density: Density,
+    /// The head's size of this shape's pieces, once learned ([`CompiledShape::witness_assignment_pieces`]).
+    pub(crate) piece_head: PieceHead,
 }
 
 impl CompiledShape {
@@ -160,6 +161,7 @@ impl CompiledShape {
             a_aux_density: Density::new(),
             b_input_density: Density::new(),
             b_aux_density: Density::new(),
+            piece_head: PieceHead::default(),
         };
         out.recompute_densities();
         Ok(out)
@@ -211,7 +213,28 @@ impl CompiledShape {
     }
 
     /// [`CompiledShape::witness`] into the memory of `inputs` and `aux` (cleared first, grown if too small).
-    fn witness_into<C: Circuit<Scalar>>(
+    pub(crate) fn witness_into<C: Circuit<Scalar>>(
+        &self,
+        circuit: C,
+        inputs: Vec<Scalar>,
+        aux: Vec<Scalar>,
+    ) -> Result<Witness> {
+        let w = self.run_witness(circuit, inputs, aux)?;
+        if w.inputs.len() != self.num_inputs || w.aux.len() != self.num_aux {
+            return Err(Error::ShapeMismatch(format!(
+                "the circuit allocated {} inputs and {} aux variables; the compiled shape has {} and {}",
+                w.inputs.len(),
+                w.aux.len(),
+                self.num_inputs,
+                self.num_aux
+            )));
+        }
+        Ok(w)
+    }
+
+    /// Runs `circuit` for its witness into the memory of `inputs` and `aux` (cleared first, room for this shape's
+    /// counts reserved), whatever counts it makes.
+    pub(crate) fn run_witness<C: Circuit<Scalar>>(
         &self,
         circuit: C,
         mut inputs: Vec<Scalar>,
@@ -222,22 +245,13 @@ impl CompiledShape {
         inputs.push(Scalar::ONE);
         aux.clear();
         aux.reserve(self.num_aux);
-        let mut w = WitnessCs { inputs, aux };
+        let mut w = WitnessCs::whole(inputs, aux);
         circuit
             .synthesize(&mut w)
             .map_err(|source| Error::Synthesis { circuit: 0, source })?;
-        if w.inputs.len() != self.num_inputs || w.aux.len() != self.num_aux {
-            return Err(Error::ShapeMismatch(format!(
-                "the circuit allocated {} inputs and {} aux variables; the compiled shape has {} and {}",
-                w.inputs.len(),
-                w.aux.len(),
-                self.num_inputs,
-                self.num_aux
-            )));
-        }
         Ok(Witness {
-            inputs: w.inputs,
-            aux: w.aux,
+            inputs: w.head_inputs,
+            aux: w.head_aux,
         })
     }
 
@@ -260,6 +274,15 @@ impl CompiledShape {
         circuit: C,
         spare: ProvingAssignment,
     ) -> Result<ProvingAssignment> {
+        self.synthesized_with(spare, |inputs, aux| self.witness_into(circuit, inputs, aux))
+    }
+
+    /// `spare`'s vectors given to `witness`, then a, b and c from the matrices into `spare`'s a, b and c.
+    pub(crate) fn synthesized_with(
+        &self,
+        spare: ProvingAssignment,
+        witness: impl FnOnce(Vec<Scalar>, Vec<Scalar>) -> Result<Witness>,
+    ) -> Result<ProvingAssignment> {
         let ProvingAssignment {
             mut a,
             mut b,
@@ -269,8 +292,7 @@ impl CompiledShape {
             ..
         } = spare;
         let started = std::time::Instant::now();
-        let Witness { inputs, aux } =
-            self.witness_into(circuit, input_assignment, aux_assignment)?;
+        let Witness { inputs, aux } = witness(input_assignment, aux_assignment)?;
         let witness = started.elapsed();
         self.products(&inputs, &aux, [&mut a, &mut b, &mut c]);
         tracing::debug!(
@@ -279,6 +301,21 @@ impl CompiledShape {
             "compiled synthesis"
         );
         Ok(self.assignment(inputs, aux, [a, b, c], 0))
+    }
+
+    /// `spare`'s witness vectors given to `witness`, and a, b and c left to the prover (`spare`'s are freed).
+    pub(crate) fn deferred_with(
+        &self,
+        spare: ProvingAssignment,
+        witness: impl FnOnce(Vec<Scalar>, Vec<Scalar>) -> Result<Witness>,
+    ) -> Result<ProvingAssignment> {
+        let ProvingAssignment {
+            input_assignment,
+            aux_assignment,
+            ..
+        } = spare;
+        let Witness { inputs, aux } = witness(input_assignment, aux_assignment)?;
+        Ok(self.assignment(inputs, aux, Default::default(), self.num_constraints()))
     }
 
     /// The assignment of a witness (its input and aux values), with a, b and c (empty, and `deferred_rows` the
@@ -317,14 +354,7 @@ impl CompiledShape {
         circuit: C,
         spare: ProvingAssignment,
     ) -> Result<ProvingAssignment> {
-        let ProvingAssignment {
-            input_assignment,
-            aux_assignment,
-            ..
-        } = spare;
-        let Witness { inputs, aux } =
-            self.witness_into(circuit, input_assignment, aux_assignment)?;
-        Ok(self.assignment(inputs, aux, Default::default(), self.num_constraints()))
+        self.deferred_with(spare, |inputs, aux| self.witness_into(circuit, inputs, aux))
     }
 
     /// Computes the a, b and c that [`CompiledShape::witness_assignment`] left out, on the host (into `pa`'s vectors),
@@ -411,7 +441,12 @@ impl CompiledShape {
 
     /// a, b and c of the witness `inputs` then `aux` (the matrices' column order), into the given vectors (their
     /// allocations reused), the three products side by side and each row-parallel.
-    fn products(&self, inputs: &[Scalar], aux: &[Scalar], [a, b, c]: [&mut Vec<Scalar>; 3]) {
+    fn products(
+        &self,
+        inputs: &[Scalar],
+        aux: &[Scalar],
+        [a, b, c]: [&mut Vec<Scalar>; 3],
+    ) {
         let ni = inputs.len();
         let value = |col: usize| {
             if col < ni {
@@ -468,60 +503,6 @@ pub struct Witness {
     pub inputs: Vec<Scalar>,
     /// The aux values, in allocation order.
     pub aux: Vec<Scalar>,
-}
-
-/// A constraint system that keeps only the witness: allocations run their closures, `enforce` builds nothing.
-/// `inputs` holds the input values (ONE first), `aux` the aux values, each in allocation order.
-struct WitnessCs {
-    inputs: Vec<Scalar>,
-    aux: Vec<Scalar>,
-}
-
-impl ConstraintSystem<Scalar> for WitnessCs {
-    type Root = Self;
-
-    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.aux.push(f()?);
-        Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
-    }
-
-    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.inputs.push(f()?);
-        Ok(Variable::new_unchecked(Index::Input(self.inputs.len() - 1)))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
 }
 
 /// Renames a circuit's own synthesis failure with its index `i` in a batch.

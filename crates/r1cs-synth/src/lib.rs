@@ -3,6 +3,7 @@
 
 mod compiled;
 mod density;
+pub mod pieces;
 mod shape;
 mod shape_file;
 

@@ -252,6 +252,7 @@ impl CompiledShape {
             a_aux_density: Density::new(),
             b_input_density: Density::new(),
             b_aux_density: Density::new(),
+            piece_head: Default::default(),
         };
         shape.recompute_densities();
         Ok(shape)

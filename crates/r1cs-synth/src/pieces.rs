@@ -1,0 +1,322 @@
+//! The witness of one circuit computed in pieces, at once on several threads.
+//!
+//! Many circuits synthesize a short head (their public inputs and the values every later step reads) and then a
+//! run of parts that have one shape and read nothing of each other: a PoRep partition is such a head and one part
+//! per challenge (18 at 32 GiB). The circuit's own code runs on one thread, so its witness takes as long as all the
+//! parts one after another. Here the caller hands over one circuit per part instead: piece i synthesizes the same
+//! head and then part i alone. The pieces run in parallel, each writing its part's values into its own stretch of
+//! the assignment, which is laid out as the whole circuit's would be: the head, then part 0, part 1, and so on.
+//!
+//! The stretches' places follow from the head's size, which the shape does not record. The first call learns it by
+//! running piece 0 alone: with t values from a piece and n from the whole circuit, k pieces give
+//! `head = (k·t − n) / (k − 1)`. The shape keeps it ([`PieceHead`]); every call checks that each piece made exactly
+//! `head + (n − head) / k` values (only the true head size passes that check for k ≥ 2) and that every piece's head
+//! equals piece 0's, so a piece that does not fit the layout is an error, never a wrong witness.
+
+use std::sync::OnceLock;
+
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
+use blstrs::Scalar;
+use ff::Field;
+use rayon::prelude::*;
+
+use crate::compiled::Witness;
+use crate::{CompiledShape, Error, ProvingAssignment, Result};
+
+/// The head's size of a shape's pieces (inputs with ONE, aux), learned on their first use. Not part of the shape's
+/// identity: two shapes compare equal whether or not either has learned it.
+#[derive(Clone, Debug, Default)]
+pub struct PieceHead(OnceLock<(usize, usize)>);
+
+impl PartialEq for PieceHead {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for PieceHead {}
+
+/// A constraint system that keeps only the witness: allocations run their closures, `enforce` builds nothing.
+/// Over a whole circuit every value goes to `head_inputs` (ONE first) and `head_aux`, in allocation order. Over a
+/// piece the first `head` values of each kind (inputs with ONE, aux) go there, and the piece's own part is written
+/// into its stretches; values past them are counted, not written, and fail the count check afterwards.
+pub(crate) struct WitnessCs<'a> {
+    head: (usize, usize),
+    /// Where the part's variables start in the whole circuit (inputs, aux).
+    base: (usize, usize),
+    own_inputs: &'a mut [Scalar],
+    own_aux: &'a mut [Scalar],
+    pub(crate) head_inputs: Vec<Scalar>,
+    pub(crate) head_aux: Vec<Scalar>,
+    /// Values made (inputs with ONE, aux).
+    made: (usize, usize),
+}
+
+impl WitnessCs<'static> {
+    /// Over a whole circuit, into `inputs` (ONE in it already) and `aux`.
+    pub(crate) fn whole(inputs: Vec<Scalar>, aux: Vec<Scalar>) -> Self {
+        WitnessCs {
+            head: (usize::MAX, usize::MAX),
+            base: (0, 0),
+            own_inputs: Default::default(),
+            own_aux: Default::default(),
+            made: (inputs.len(), aux.len()),
+            head_inputs: inputs,
+            head_aux: aux,
+        }
+    }
+}
+
+impl WitnessCs<'_> {
+    /// Records value number `j` of one kind, and returns its index in the whole circuit.
+    fn place(
+        v: Scalar,
+        j: usize,
+        head: usize,
+        base: usize,
+        head_values: &mut Vec<Scalar>,
+        own: &mut [Scalar],
+    ) -> usize {
+        match j.checked_sub(head) {
+            None => {
+                head_values.push(v);
+                j
+            }
+            Some(k) => {
+                if let Some(slot) = own.get_mut(k) {
+                    *slot = v;
+                }
+                base + k
+            }
+        }
+    }
+}
+
+impl ConstraintSystem<Scalar> for WitnessCs<'_> {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        let v = f()?;
+        let j = self.made.1;
+        self.made.1 += 1;
+        let i = Self::place(
+            v,
+            j,
+            self.head.1,
+            self.base.1,
+            &mut self.head_aux,
+            self.own_aux,
+        );
+        Ok(Variable::new_unchecked(Index::Aux(i)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        let v = f()?;
+        let j = self.made.0;
+        self.made.0 += 1;
+        let i = Self::place(
+            v,
+            j,
+            self.head.0,
+            self.base.0,
+            &mut self.head_inputs,
+            self.own_inputs,
+        );
+        Ok(Variable::new_unchecked(Index::Input(i)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// `v` cut into `k` stretches of `share` values (k empty ones when `share` is 0).
+fn stretches(v: &mut [Scalar], share: usize, k: usize) -> Vec<&mut [Scalar]> {
+    if share == 0 {
+        return (0..k).map(|_| <&mut [Scalar]>::default()).collect();
+    }
+    v.chunks_mut(share).collect()
+}
+
+impl CompiledShape {
+    /// The head's size of k pieces from the value counts (inputs with ONE, aux) of one piece; None when no head
+    /// size fits this shape.
+    fn head_from_piece(&self, k: usize, made: (usize, usize)) -> Option<(usize, usize)> {
+        let solve = |t: usize, n: usize| {
+            let num = (k * t).checked_sub(n)?;
+            (num % (k - 1) == 0 && num / (k - 1) <= t).then_some(num / (k - 1))
+        };
+        Some((
+            solve(made.0, self.num_inputs)?,
+            solve(made.1, self.num_aux)?,
+        ))
+    }
+
+    /// [`CompiledShape::witness_assignment`] of a circuit from its pieces (see the [module](crate::pieces)): piece i
+    /// synthesizes the circuit's head and then its part i alone. The pieces run on rayon's threads at once, each
+    /// writing into its stretch of `spare`'s vectors; the first call for this shape runs piece 0 first, alone, to
+    /// learn the head's size. The assignment is the one the whole circuit gives.
+    ///
+    /// # Errors
+    /// [`Error::Synthesis`] naming the first piece whose code failed; [`Error::ShapeMismatch`] when the pieces do
+    /// not add up to this shape or their heads differ.
+    pub fn witness_assignment_pieces<C: Circuit<Scalar> + Send>(
+        &self,
+        pieces: Vec<C>,
+        spare: ProvingAssignment,
+    ) -> Result<ProvingAssignment> {
+        self.deferred_with(spare, |inputs, aux| {
+            self.witness_pieces(pieces, inputs, aux)
+        })
+    }
+
+    /// [`CompiledShape::synthesize_reusing`] of a circuit from its pieces: the witness as
+    /// [`CompiledShape::witness_assignment_pieces`] computes it, then a, b and c from the matrices.
+    ///
+    /// # Errors
+    /// As [`CompiledShape::witness_assignment_pieces`].
+    pub fn synthesize_pieces_reusing<C: Circuit<Scalar> + Send>(
+        &self,
+        pieces: Vec<C>,
+        spare: ProvingAssignment,
+    ) -> Result<ProvingAssignment> {
+        self.synthesized_with(spare, |inputs, aux| {
+            self.witness_pieces(pieces, inputs, aux)
+        })
+    }
+
+    /// The whole circuit's witness from its pieces, into the memory of `inputs` and `aux`.
+    fn witness_pieces<C: Circuit<Scalar> + Send>(
+        &self,
+        pieces: Vec<C>,
+        inputs: Vec<Scalar>,
+        aux: Vec<Scalar>,
+    ) -> Result<Witness> {
+        let k = pieces.len();
+        let mut pieces = pieces.into_iter();
+        let Some(first) = pieces.next() else {
+            return Err(Error::ShapeMismatch("a circuit in no pieces".into()));
+        };
+        if k == 1 {
+            return self.witness_into(first, inputs, aux);
+        }
+        let (head, mut inputs, mut aux, first) = match self.piece_head.0.get() {
+            Some(&head) => (head, inputs, aux, Some(first)),
+            None => {
+                // Piece 0 alone, as a whole circuit would run, to learn where the parts start.
+                let Witness { inputs, aux } = self.run_witness(first, inputs, aux)?;
+                let made = (inputs.len(), aux.len());
+                let head = self.head_from_piece(k, made).ok_or_else(|| {
+                    Error::ShapeMismatch(format!(
+                        "{k} pieces of {} inputs and {} aux values each cannot make a circuit of {} and {}",
+                        made.0, made.1, self.num_inputs, self.num_aux
+                    ))
+                })?;
+                let _ = self.piece_head.0.set(head);
+                (head, inputs, aux, None)
+            }
+        };
+        let share = ((self.num_inputs - head.0) / k, (self.num_aux - head.1) / k);
+        if head.0 == 0
+            || head.0 + k * share.0 != self.num_inputs
+            || head.1 + k * share.1 != self.num_aux
+        {
+            return Err(Error::ShapeMismatch(format!(
+                "a head of {} inputs and {} aux values leaves no equal share for {k} pieces of a circuit of {} and {}",
+                head.0, head.1, self.num_inputs, self.num_aux
+            )));
+        }
+        // The vectors laid out whole (piece 0's head and part stay when it has run), then every other stretch
+        // written by its piece.
+        let from = usize::from(first.is_none());
+        let lay_out = |v: &mut Vec<Scalar>, n: usize| {
+            v.truncate(if from == 1 { n } else { 0 });
+            let have = v.len();
+            v.par_extend(rayon::iter::repeat_n(Scalar::ZERO, n - have));
+        };
+        lay_out(&mut inputs, self.num_inputs);
+        lay_out(&mut aux, self.num_aux);
+        inputs[0] = Scalar::ONE;
+        let (head_in, rest_in) = inputs.split_at_mut(head.0);
+        let (head_aux, rest_aux) = aux.split_at_mut(head.1);
+        let runs: Vec<_> = stretches(rest_in, share.0, k)
+            .into_iter()
+            .zip(stretches(rest_aux, share.1, k))
+            .enumerate()
+            .skip(from)
+            .zip(first.into_iter().chain(pieces))
+            .collect();
+        let outs: Vec<Result<WitnessCs<'_>>> = runs
+            .into_par_iter()
+            .map(|((i, (own_inputs, own_aux)), piece)| {
+                let mut head_inputs = Vec::with_capacity(head.0);
+                head_inputs.push(Scalar::ONE);
+                let mut cs = WitnessCs {
+                    head,
+                    base: (head.0 + i * share.0, head.1 + i * share.1),
+                    own_inputs,
+                    own_aux,
+                    head_inputs,
+                    head_aux: Vec::with_capacity(head.1),
+                    made: (1, 0),
+                };
+                piece
+                    .synthesize(&mut cs)
+                    .map_err(|source| Error::Synthesis { circuit: i, source })?;
+                Ok(cs)
+            })
+            .collect();
+        for (i, out) in (from..k).zip(outs) {
+            let out = out?;
+            if out.made != (head.0 + share.0, head.1 + share.1) {
+                return Err(Error::ShapeMismatch(format!(
+                    "piece {i} made {} inputs and {} aux values where its layout has {} and {}",
+                    out.made.0,
+                    out.made.1,
+                    head.0 + share.0,
+                    head.1 + share.1
+                )));
+            }
+            if i == 0 {
+                head_in.copy_from_slice(&out.head_inputs);
+                head_aux.copy_from_slice(&out.head_aux);
+            } else if out.head_inputs != *head_in || out.head_aux != *head_aux {
+                return Err(Error::ShapeMismatch(format!(
+                    "piece {i}'s head differs from piece 0's: the pieces are not one circuit's"
+                )));
+            }
+        }
+        Ok(Witness { inputs, aux })
+    }
+}
