@@ -441,12 +441,7 @@ impl CompiledShape {
 
     /// a, b and c of the witness `inputs` then `aux` (the matrices' column order), into the given vectors (their
     /// allocations reused), the three products side by side and each row-parallel.
-    fn products(
-        &self,
-        inputs: &[Scalar],
-        aux: &[Scalar],
-        [a, b, c]: [&mut Vec<Scalar>; 3],
-    ) {
+    fn products(&self, inputs: &[Scalar], aux: &[Scalar], [a, b, c]: [&mut Vec<Scalar>; 3]) {
         let ni = inputs.len();
         let value = |col: usize| {
             if col < ni {

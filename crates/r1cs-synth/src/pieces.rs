@@ -257,11 +257,13 @@ impl CompiledShape {
                 head.0, head.1, self.num_inputs, self.num_aux
             )));
         }
-        // The vectors laid out whole (piece 0's head and part stay when it has run), then every other stretch
-        // written by its piece.
+        // The vectors laid out whole, then every stretch not written yet written by its piece. What they held
+        // before (piece 0's head and part when it has run, a reused vector's old witness otherwise) is kept rather
+        // than cleared: once the count checks below pass, every slot has been written (the head from piece 0, each
+        // stretch by its piece), so clearing would only cost a pass over the memory.
         let from = usize::from(first.is_none());
         let lay_out = |v: &mut Vec<Scalar>, n: usize| {
-            v.truncate(if from == 1 { n } else { 0 });
+            v.truncate(n);
             let have = v.len();
             v.par_extend(rayon::iter::repeat_n(Scalar::ZERO, n - have));
         };

@@ -112,15 +112,17 @@ fn pieces_make_the_whole_circuits_witness_first_and_later_calls() {
     ] {
         let circuit = Parted::random(head, head_inputs, parts, len, part_inputs);
         let shape = CompiledShape::compile(circuit.clone()).unwrap();
-        // Twice on one shape: the first call learns the head's size, the second uses it; fresh values each time.
-        for call in 0..2 {
+        // Three times on one shape: the first call learns the head's size, the later ones use it; fresh values
+        // each time, written into the previous call's vectors (a slot left unwritten would keep an old value).
+        let mut previous = ProvingAssignment::default();
+        for call in 0..3 {
             let circuit = Parted::random(head, head_inputs, parts, len, part_inputs);
             let at = format!(
                 "head {head}/{head_inputs}, {parts} parts of {len}/{part_inputs}, call {call}"
             );
             let direct = synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap();
             let mut deferred = shape
-                .witness_assignment_pieces(circuit.pieces(), ProvingAssignment::default())
+                .witness_assignment_pieces(circuit.pieces(), std::mem::take(&mut previous))
                 .unwrap();
             assert_eq!(deferred.input_assignment, direct.input_assignment, "{at}");
             assert_eq!(deferred.aux_assignment, direct.aux_assignment, "{at}");
@@ -128,9 +130,10 @@ fn pieces_make_the_whole_circuits_witness_first_and_later_calls() {
             assert_eq!(deferred, direct, "{at}");
             // Into a finished assignment's vectors, a, b and c included.
             let reused = shape
-                .synthesize_pieces_reusing(circuit.pieces(), direct.clone())
+                .synthesize_pieces_reusing(circuit.pieces(), deferred)
                 .unwrap();
             assert_eq!(reused, direct, "{at}");
+            previous = reused;
         }
     }
 }
