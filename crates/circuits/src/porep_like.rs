@@ -14,6 +14,12 @@
 //!
 //! Its linear combinations are built with `lc_indexer` (the storage backend is the type parameter `S`), so the
 //! Vec-versus-SmallVec question (A1) is measured on code that builds LCs, then handed to bellpepper.
+//!
+//! With `with_challenges(k)` it is shaped as the real partition is at the top: its inputs, then k chains of blocks
+//! that read nothing of each other (the real circuit's challenges, 18 a 32 GiB partition), each with values drawn
+//! from its own stream; `pieces()` then gives the circuit as k pieces for
+//! `r1cs_synth::CompiledShape::witness_assignment_pieces`. With one challenge (the default) it is the circuit it
+//! has always been.
 
 use std::marker::PhantomData;
 
@@ -38,9 +44,13 @@ const PACK_BITS: usize = 47;
 /// The PoRep-shaped synthetic circuit; see the module docs.
 #[derive(Debug)]
 pub struct PorepLikeCircuit<S: TermStorage> {
+    /// Blocks a challenge.
     blocks: usize,
     public_inputs: usize,
     seed: Option<u64>,
+    challenges: usize,
+    /// Some(i): the inputs and challenge i alone (piece i).
+    take: Option<usize>,
     _storage: PhantomData<S>,
 }
 
@@ -50,6 +60,8 @@ impl<S: TermStorage> Clone for PorepLikeCircuit<S> {
             blocks: self.blocks,
             public_inputs: self.public_inputs,
             seed: self.seed,
+            challenges: self.challenges,
+            take: self.take,
             _storage: PhantomData,
         }
     }
@@ -63,6 +75,8 @@ impl<S: TermStorage> PorepLikeCircuit<S> {
             blocks: constraints.div_ceil(BLOCK_ROWS).max(1),
             public_inputs,
             seed: Some(seed),
+            challenges: 1,
+            take: None,
             _storage: PhantomData,
         }
     }
@@ -75,15 +89,46 @@ impl<S: TermStorage> PorepLikeCircuit<S> {
         }
     }
 
+    /// The same number of blocks (rounded up to a multiple of `challenges`, at least 1) as that many chains that
+    /// read only the inputs (see the module docs).
+    pub fn with_challenges(self, challenges: usize) -> Self {
+        let challenges = challenges.max(1);
+        Self {
+            blocks: (self.blocks * self.challenges).div_ceil(challenges),
+            challenges,
+            ..self
+        }
+    }
+
+    /// Its challenges.
+    pub fn challenges(&self) -> usize {
+        self.challenges
+    }
+
+    /// The circuit as pieces, one a challenge: piece i synthesizes the inputs and challenge i alone.
+    pub fn pieces(&self) -> Vec<Self> {
+        (0..self.challenges)
+            .map(|i| Self {
+                take: Some(i),
+                ..self.clone()
+            })
+            .collect()
+    }
+
     /// Circuit constraints (the prover adds one per input).
     pub fn circuit_constraints(&self) -> usize {
-        self.blocks * BLOCK_ROWS
+        self.blocks * self.challenges * BLOCK_ROWS
     }
 
     /// A stable identifier of the shape.
     pub fn shape_id(&self) -> String {
+        let challenges = if self.challenges > 1 {
+            format!("-{}ch", self.challenges)
+        } else {
+            String::new()
+        };
         format!(
-            "porep-like-{}c-{}in-v1",
+            "porep-like-{}c-{}in{challenges}-v1",
             self.circuit_constraints(),
             self.public_inputs
         )
@@ -149,10 +194,50 @@ impl<S: TermStorage> Circuit<Scalar> for PorepLikeCircuit<S> {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed.unwrap_or(0));
         let known = self.seed.is_some();
+        let mut inputs = Vec::with_capacity(self.public_inputs);
+        for i in 0..self.public_inputs {
+            let v = known.then(|| Scalar::from(rng.next_u64()));
+            inputs.push(cs.alloc_input(
+                || format!("input {i}"),
+                || v.ok_or(SynthesisError::AssignmentMissing),
+            )?);
+        }
+        if self.challenges == 1 {
+            // The circuit as it has always been: one chain, its values drawn after the inputs' from one stream.
+            return self.chain(cs, inputs, rng, known);
+        }
+        let challenges: Vec<usize> = match self.take {
+            Some(i) => vec![i],
+            None => (0..self.challenges).collect(),
+        };
+        for i in challenges {
+            // Each challenge's own stream, so that piece i draws what the whole circuit's challenge i does.
+            let stream =
+                self.seed.unwrap_or(0) ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            self.chain(
+                &mut cs.namespace(|| format!("challenge {i}")),
+                inputs.clone(),
+                ChaCha8Rng::seed_from_u64(stream),
+                known,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl<S: TermStorage> PorepLikeCircuit<S> {
+    /// One chain of `blocks` blocks after the inputs, its values drawn from `rng`.
+    fn chain<CS: ConstraintSystem<Scalar>>(
+        &self,
+        cs: &mut CS,
+        inputs: Vec<Variable>,
+        mut rng: ChaCha8Rng,
+        known: bool,
+    ) -> Result<(), SynthesisError> {
         let value = |v: Option<Scalar>| v.ok_or(SynthesisError::AssignmentMissing);
         let mut vars = Vars {
             one: CS::one(),
-            inputs: Vec::new(),
+            inputs,
             // Sized up front: at PoRep scale a doubling would copy gigabytes and hold both copies at once.
             aux: Vec::with_capacity(self.blocks * BLOCK_ROWS),
             values: Values {
@@ -160,11 +245,6 @@ impl<S: TermStorage> Circuit<Scalar> for PorepLikeCircuit<S> {
                 packed: Vec::with_capacity(if known { self.blocks * PACKS } else { 0 }),
             },
         };
-        for i in 0..self.public_inputs {
-            let v = known.then(|| Scalar::from(rng.next_u64()));
-            vars.inputs
-                .push(cs.alloc_input(|| format!("input {i}"), || value(v))?);
-        }
         let two = Scalar::from(2u64);
         let bit_value = |b: bool| if b { Scalar::ONE } else { Scalar::ZERO };
         // Aux indices (into vars.aux) not yet used on an A side, oldest first: later rows consume them first.

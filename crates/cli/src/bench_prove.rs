@@ -99,6 +99,12 @@ pub struct ProveArgs {
     /// Constraints per partition (porep-like; rounded up to whole 200-constraint blocks).
     #[arg(long, default_value_t = 1 << 16)]
     constraints: usize,
+    /// Challenges per partition (porep-like): its blocks as that many chains that read only the inputs, as a real
+    /// partition's challenges (18 at 32 GiB) read only its head; compiled synthesis then computes the witness in
+    /// pieces, a challenge each, at once (`CUZK_SYNTH_PIECES=0`: as one circuit). 1 (the default) is the circuit as
+    /// it has always been.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    challenges: u16,
     /// Partitions per proof (a PoRep C2 proof has 10).
     #[arg(long, default_value_t = 10)]
     partitions: usize,
@@ -280,11 +286,15 @@ pub fn run(a: ProveArgs) -> Result<()> {
     let progress = Progress::new(a.json);
     let mut report = Report::streaming("bench prove", a.json);
     let (kind, constraints, blocks, gadget) = (a.circuit, a.constraints, a.blocks, a.sha256_gadget);
+    let challenges = usize::from(a.challenges);
+    if challenges > 1 && kind != BenchCircuit::PorepLike {
+        bail!("--challenges is for the porep-like circuit");
+    }
     // Partition i of the run: its own witness (seed i), one shape for all.
     let partition = move |i: usize| match kind {
-        BenchCircuit::PorepLike => {
-            AnyCircuit::PorepLike(PorepLikeCircuit::new(constraints, POREP_INPUTS, i as u64))
-        }
+        BenchCircuit::PorepLike => AnyCircuit::PorepLike(
+            PorepLikeCircuit::new(constraints, POREP_INPUTS, i as u64).with_challenges(challenges),
+        ),
         BenchCircuit::Sha256 => {
             use rand::SeedableRng;
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(i as u64);
@@ -292,9 +302,9 @@ pub fn run(a: ProveArgs) -> Result<()> {
         }
     };
     let blank = match kind {
-        BenchCircuit::PorepLike => {
-            AnyCircuit::PorepLike(PorepLikeCircuit::blank(constraints, POREP_INPUTS))
-        }
+        BenchCircuit::PorepLike => AnyCircuit::PorepLike(
+            PorepLikeCircuit::blank(constraints, POREP_INPUTS).with_challenges(challenges),
+        ),
         BenchCircuit::Sha256 => AnyCircuit::Sha256(Sha256Circuit::blank(blocks)),
     };
     let shape_id = blank.shape_id();
@@ -467,13 +477,31 @@ pub fn run(a: ProveArgs) -> Result<()> {
         "witness staged ahead",
         format!("{:?}", a.stage_witness).to_lowercase(),
     );
+    // A porep-like partition of several challenges is synthesized in pieces on the compiled paths, as a real one is.
+    let in_pieces = challenges > 1 && r1cs_synth::pieces::enabled();
+    if challenges > 1 {
+        report.text(
+            "witness",
+            if in_pieces {
+                format!("in pieces, {challenges} a partition, at once")
+            } else {
+                "as one circuit (CUZK_SYNTH_PIECES=0)".into()
+            },
+        );
+    }
     let synthesize_partition =
         |i: usize, spare: ProvingAssignment| -> r1cs_synth::Result<ProvingAssignment> {
             let circuit = partition(i);
-            match &shape {
-                Some(shape) if abc_by_prover => shape.witness_assignment(circuit, spare),
-                Some(shape) => shape.synthesize_reusing(circuit, spare),
-                None => synthesize_reusing(circuit, &SynthesisOptions::default(), spare),
+            match (&shape, circuit) {
+                (Some(shape), AnyCircuit::PorepLike(c)) if in_pieces && abc_by_prover => {
+                    shape.witness_assignment_pieces(c.pieces(), spare)
+                }
+                (Some(shape), AnyCircuit::PorepLike(c)) if in_pieces => {
+                    shape.synthesize_pieces_reusing(c.pieces(), spare)
+                }
+                (Some(shape), circuit) if abc_by_prover => shape.witness_assignment(circuit, spare),
+                (Some(shape), circuit) => shape.synthesize_reusing(circuit, spare),
+                (None, circuit) => synthesize_reusing(circuit, &SynthesisOptions::default(), spare),
             }
         };
     let on_done = |o: &PartitionOutcome| log.log(o);

@@ -579,7 +579,7 @@ fn bench_synthesis(a: BenchArgs) -> Result<()> {
     spinner.finish();
     report.text(
         "witness",
-        if porep::synthesis_in_pieces() {
+        if r1cs_synth::pieces::enabled() {
             "in pieces, a challenge each, at once"
         } else {
             "as one circuit (CUZK_SYNTH_PIECES=0)"

@@ -373,7 +373,41 @@ fn bench_prove_runs_the_engine_and_checks_every_proof() {
     assert_eq!(summary["verify_each_proof"], "off (fake parameters)");
     assert!(summary["params"].as_str().unwrap().starts_with("FAKE"));
 
+    // Partitions of three challenges each, their witness in pieces: every proof still passes the check.
+    let out = cuzk(&[
+        "bench",
+        "prove",
+        "--cpu",
+        "--constraints",
+        "1500",
+        "--challenges",
+        "3",
+        "--partitions",
+        "2",
+        "--cache-dir",
+        s(&cache),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["partitions_failed"], 0, "{summary}");
+    assert_eq!(summary["verify_each_proof"], "on", "{summary}");
+    assert!(
+        summary["witness"]
+            .as_str()
+            .unwrap()
+            .contains("in pieces, 3"),
+        "{summary}"
+    );
+    assert!(
+        summary["circuit"].as_str().unwrap().contains("-3ch"),
+        "{summary}"
+    );
+
     let out = cuzk(&["bench", "prove", "--partitions", "0"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("at least 1"), "{}", text(&out));
+    let out = cuzk(&["bench", "prove", "--circuit", "sha256", "--challenges", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("porep-like"), "{}", text(&out));
 }

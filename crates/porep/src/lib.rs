@@ -21,8 +21,8 @@ pub mod stats;
 pub use c1::{C1Output, Sector};
 pub use filecoin_proofs_api::RegisteredSealProof;
 pub use prove::{
-    compiled_shape, prove, prove_copies, synthesis_in_pieces, synthesize_partition, verify,
-    Partitions, PorepProof, Synthesis, PARTITION_PROOF_BYTES,
+    compiled_shape, prove, prove_copies, synthesize_partition, verify, Partitions, PorepProof,
+    Synthesis, PARTITION_PROOF_BYTES,
 };
 
 use std::path::PathBuf;

@@ -157,12 +157,6 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionCircuits<Tree> {
     }
 }
 
-/// Whether the compiled paths compute a partition's witness in pieces, a challenge each at once (the default), or
-/// as one circuit (`CUZK_SYNTH_PIECES=0`).
-pub fn synthesis_in_pieces() -> bool {
-    std::env::var("CUZK_SYNTH_PIECES").map_or(true, |v| v.trim() != "0")
-}
-
 /// Builds and synthesizes partition k.
 type BuildPartition =
     dyn Fn(usize, Synthesis<'_>, ProvingAssignment) -> Result<ProvingAssignment> + Send + Sync;
@@ -221,7 +215,8 @@ impl Partitions {
 
 fn partitions_tree<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> Result<Partitions> {
     let circuits = PartitionCircuits::<Tree>::new(c1)?;
-    let in_pieces = synthesis_in_pieces();
+    // On the compiled paths a partition's witness is computed in pieces, a challenge each, unless turned off.
+    let in_pieces = r1cs_synth::pieces::enabled();
     Ok(Partitions {
         build: Box::new(move |k, synthesis, spare| {
             let failed = |e: r1cs_synth::Error| Error::Prove {

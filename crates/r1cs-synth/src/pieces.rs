@@ -25,6 +25,12 @@ use rayon::prelude::*;
 use crate::compiled::Witness;
 use crate::{CompiledShape, Error, ProvingAssignment, Result};
 
+/// Whether a caller that can synthesize a circuit in pieces should (the default), or as one circuit on one thread
+/// (`CUZK_SYNTH_PIECES=0`; read at each call).
+pub fn enabled() -> bool {
+    std::env::var("CUZK_SYNTH_PIECES").map_or(true, |v| v.trim() != "0")
+}
+
 /// The head's size of a shape's pieces (inputs with ONE, aux), learned on their first use. Not part of the shape's
 /// identity: two shapes compare equal whether or not either has learned it.
 #[derive(Clone, Debug, Default)]

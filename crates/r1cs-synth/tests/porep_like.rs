@@ -94,3 +94,44 @@ fn every_lc_backend_synthesizes_the_same() {
     assert_ne!(other.aux_assignment, reference.aux_assignment);
     assert_eq!(other.num_constraints(), reference.num_constraints());
 }
+
+#[test]
+fn challenges_make_a_circuit_whose_pieces_give_its_witness() {
+    let check = SynthesisOptions {
+        check: true,
+        hint: None,
+    };
+    // One challenge is the circuit as it has always been.
+    let one = PorepLikeCircuit::<VecTerms>::new(4_000, 10, 5);
+    let same = one.clone().with_challenges(1);
+    assert_eq!(same.shape_id(), one.shape_id());
+    assert_eq!(
+        synthesize(same, &check).unwrap(),
+        synthesize(one, &check).unwrap()
+    );
+    for k in [2, 3, 18] {
+        let circuit = PorepLikeCircuit::<VecTerms>::new(4_000, 10, 11).with_challenges(k);
+        let blank = PorepLikeCircuit::<VecTerms>::blank(4_000, 10).with_challenges(k);
+        assert_eq!(circuit.challenges(), k);
+        assert_eq!(circuit.shape_id(), blank.shape_id());
+        assert!(circuit.shape_id().contains(&format!("-{k}ch")));
+        assert!(circuit.circuit_constraints() >= 4_000);
+        // Satisfied (checked as it is synthesized), and its pieces give the same witness, learned and then known.
+        let direct = synthesize(circuit.clone(), &check).unwrap();
+        assert_eq!(direct.num_constraints(), circuit.circuit_constraints() + 11);
+        let shape = CompiledShape::compile(blank).unwrap();
+        for _ in 0..2 {
+            let mut w = shape
+                .witness_assignment_pieces(circuit.pieces(), Default::default())
+                .unwrap();
+            shape.compute_products(&mut w).unwrap();
+            assert_eq!(w, direct, "{k} challenges");
+        }
+        // Another seed's challenges are other values.
+        let other = PorepLikeCircuit::<VecTerms>::new(4_000, 10, 12).with_challenges(k);
+        assert_ne!(
+            synthesize(other, &check).unwrap().aux_assignment,
+            direct.aux_assignment
+        );
+    }
+}
