@@ -250,8 +250,8 @@ impl CompiledShape {
             .synthesize(&mut w)
             .map_err(|source| Error::Synthesis { circuit: 0, source })?;
         Ok(Witness {
-            inputs: w.head_inputs,
-            aux: w.head_aux,
+            inputs: w.inputs.head,
+            aux: w.aux.head,
         })
     }
 

@@ -45,57 +45,79 @@ impl PartialEq for PieceHead {
 impl Eq for PieceHead {}
 
 /// A constraint system that keeps only the witness: allocations run their closures, `enforce` builds nothing.
-/// Over a whole circuit every value goes to `head_inputs` (ONE first) and `head_aux`, in allocation order. Over a
-/// piece the first `head` values of each kind (inputs with ONE, aux) go there, and the piece's own part is written
-/// into its stretches; values past them are counted, not written, and fail the count check afterwards.
+/// Over a whole circuit every value goes to the head vectors (ONE first among the inputs), in allocation order.
+/// Over a piece the head's values of each kind go there, and the piece's own part is written into its stretches;
+/// values past them are counted, not written, and fail the count check afterwards.
 pub(crate) struct WitnessCs<'a> {
-    head: (usize, usize),
-    /// Where the part's variables start in the whole circuit (inputs, aux).
-    base: (usize, usize),
-    own_inputs: &'a mut [Scalar],
-    own_aux: &'a mut [Scalar],
-    pub(crate) head_inputs: Vec<Scalar>,
-    pub(crate) head_aux: Vec<Scalar>,
-    /// Values made (inputs with ONE, aux).
-    made: (usize, usize),
+    pub(crate) inputs: Values<'a>,
+    pub(crate) aux: Values<'a>,
+}
+
+/// One kind of value (inputs with ONE, or aux) as [`WitnessCs`] records it.
+pub(crate) struct Values<'a> {
+    /// How many of this kind the head has: the first that many made go to `head`, the rest to `own`.
+    head_len: usize,
+    /// Where the part's values start in the whole circuit.
+    base: usize,
+    own: &'a mut [Scalar],
+    pub(crate) head: Vec<Scalar>,
+    /// Values made, the head's included.
+    made: usize,
+}
+
+impl Values<'static> {
+    /// Every value into `v`, after what it holds.
+    fn whole(v: Vec<Scalar>) -> Self {
+        Values {
+            head_len: usize::MAX,
+            base: 0,
+            own: Default::default(),
+            made: v.len(),
+            head: v,
+        }
+    }
+}
+
+impl<'a> Values<'a> {
+    /// A piece's values: `head_len` into a new head vector that starts with `first`, the rest into `own`, which
+    /// starts at `base` in the whole circuit.
+    fn piece(head_len: usize, base: usize, own: &'a mut [Scalar], first: Option<Scalar>) -> Self {
+        let mut head = Vec::with_capacity(head_len);
+        head.extend(first);
+        Values {
+            head_len,
+            base,
+            own,
+            made: head.len(),
+            head,
+        }
+    }
+
+    /// Records the next value, and returns its index in the whole circuit.
+    fn place(&mut self, v: Scalar) -> usize {
+        let j = self.made;
+        self.made += 1;
+        match j.checked_sub(self.head_len) {
+            None => {
+                self.head.push(v);
+                j
+            }
+            Some(k) => {
+                if let Some(slot) = self.own.get_mut(k) {
+                    *slot = v;
+                }
+                self.base + k
+            }
+        }
+    }
 }
 
 impl WitnessCs<'static> {
     /// Over a whole circuit, into `inputs` (ONE in it already) and `aux`.
     pub(crate) fn whole(inputs: Vec<Scalar>, aux: Vec<Scalar>) -> Self {
         WitnessCs {
-            head: (usize::MAX, usize::MAX),
-            base: (0, 0),
-            own_inputs: Default::default(),
-            own_aux: Default::default(),
-            made: (inputs.len(), aux.len()),
-            head_inputs: inputs,
-            head_aux: aux,
-        }
-    }
-}
-
-impl WitnessCs<'_> {
-    /// Records value number `j` of one kind, and returns its index in the whole circuit.
-    fn place(
-        v: Scalar,
-        j: usize,
-        head: usize,
-        base: usize,
-        head_values: &mut Vec<Scalar>,
-        own: &mut [Scalar],
-    ) -> usize {
-        match j.checked_sub(head) {
-            None => {
-                head_values.push(v);
-                j
-            }
-            Some(k) => {
-                if let Some(slot) = own.get_mut(k) {
-                    *slot = v;
-                }
-                base + k
-            }
+            inputs: Values::whole(inputs),
+            aux: Values::whole(aux),
         }
     }
 }
@@ -109,17 +131,7 @@ impl ConstraintSystem<Scalar> for WitnessCs<'_> {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        let v = f()?;
-        let j = self.made.1;
-        self.made.1 += 1;
-        let i = Self::place(
-            v,
-            j,
-            self.head.1,
-            self.base.1,
-            &mut self.head_aux,
-            self.own_aux,
-        );
+        let i = self.aux.place(f()?);
         Ok(Variable::new_unchecked(Index::Aux(i)))
     }
 
@@ -129,17 +141,7 @@ impl ConstraintSystem<Scalar> for WitnessCs<'_> {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        let v = f()?;
-        let j = self.made.0;
-        self.made.0 += 1;
-        let i = Self::place(
-            v,
-            j,
-            self.head.0,
-            self.base.0,
-            &mut self.head_inputs,
-            self.own_inputs,
-        );
+        let i = self.inputs.place(f()?);
         Ok(Variable::new_unchecked(Index::Input(i)))
     }
 
@@ -288,16 +290,14 @@ impl CompiledShape {
         let outs: Vec<Result<WitnessCs<'_>>> = runs
             .into_par_iter()
             .map(|((i, (own_inputs, own_aux)), piece)| {
-                let mut head_inputs = Vec::with_capacity(head.0);
-                head_inputs.push(Scalar::ONE);
                 let mut cs = WitnessCs {
-                    head,
-                    base: (head.0 + i * share.0, head.1 + i * share.1),
-                    own_inputs,
-                    own_aux,
-                    head_inputs,
-                    head_aux: Vec::with_capacity(head.1),
-                    made: (1, 0),
+                    inputs: Values::piece(
+                        head.0,
+                        head.0 + i * share.0,
+                        own_inputs,
+                        Some(Scalar::ONE),
+                    ),
+                    aux: Values::piece(head.1, head.1 + i * share.1, own_aux, None),
                 };
                 piece
                     .synthesize(&mut cs)
@@ -307,19 +307,19 @@ impl CompiledShape {
             .collect();
         for (i, out) in (from..k).zip(outs) {
             let out = out?;
-            if out.made != (head.0 + share.0, head.1 + share.1) {
+            if (out.inputs.made, out.aux.made) != (head.0 + share.0, head.1 + share.1) {
                 return Err(Error::ShapeMismatch(format!(
                     "piece {i} made {} inputs and {} aux values where its layout has {} and {}",
-                    out.made.0,
-                    out.made.1,
+                    out.inputs.made,
+                    out.aux.made,
                     head.0 + share.0,
                     head.1 + share.1
                 )));
             }
             if i == 0 {
-                head_in.copy_from_slice(&out.head_inputs);
-                head_aux.copy_from_slice(&out.head_aux);
-            } else if out.head_inputs != *head_in || out.head_aux != *head_aux {
+                head_in.copy_from_slice(&out.inputs.head);
+                head_aux.copy_from_slice(&out.aux.head);
+            } else if out.inputs.head != *head_in || out.aux.head != *head_aux {
                 return Err(Error::ShapeMismatch(format!(
                     "piece {i}'s head differs from piece 0's: the pieces are not one circuit's"
                 )));
