@@ -4,10 +4,12 @@
 use groth16_pipeline::EngineOptions;
 use srs_loader::Parameters;
 
-/// Synthesis workers when none is given: half the cores, 1 to 8. A partition's witness is computed on one thread
-/// (the circuit's own code), so workers scale synthesis until the GPU prover is the slower stage. On the 16-core
-/// H200 host, ten 2^27 PoRep-like partitions ran at 2,144 ms a partition with 4 workers and 1,786 ms with 6 (the
-/// prover's pace, 1,766 ms); real 2 KiB PoRep proofs became prover-bound from 6 workers.
+/// Synthesis workers when none is given: half the cores, 1 to 8. A partition's witness runs its circuit's code, on
+/// one thread unless the circuit comes in pieces (a PoRep partition's challenges, 2 at 2 KiB), so workers scale
+/// synthesis until the GPU prover is the slower stage. On the 16-core H200 host, ten 2^27 PoRep-like partitions
+/// (one thread each) ran at 2,144 ms a partition with 4 workers and 1,786 ms with 6 (the prover's pace, 1,766 ms);
+/// real 2 KiB PoRep proofs became prover-bound from 6 workers, before their challenges ran at once. With 18 pieces
+/// a partition (32 GiB) fewer workers may keep the cores as busy, in less memory: not measured yet.
 pub(crate) fn synthesis_workers() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     (cores / 2).clamp(1, 8)

@@ -110,9 +110,10 @@ pub struct EngineArgs {
     /// Where the MSMs run: auto (GPU if usable), cpu, gpu, or check (both, compared).
     #[arg(long, env = "CUZK_MSM_BACKEND", default_value = "auto")]
     msm_backend: HBackend,
-    /// Partitions synthesized concurrently (default: half the cores, 1 to 8; a partition's witness is computed on
-    /// one thread, so several workers are needed to keep the GPU fed: on the 16-core H200 host, 2 KiB sectors ran
-    /// 412, 237, 220, 222 ms per sector with 2, 4, 6, 8 workers).
+    /// Partitions synthesized concurrently (default: half the cores, 1 to 8). Several workers keep the GPU fed
+    /// through each witness's single-threaded stretches: on the 16-core H200 host, 2 KiB sectors ran 412, 237, 220,
+    /// 222 ms per sector with 2, 4, 6, 8 workers (before a partition's challenges were synthesized at once, as they
+    /// now are; `bench porep --synthesis-only --synthesis-workers W` measures the witness's own throughput).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     synthesis_workers: Option<u64>,
     /// Partitions alive at once: synthesizing, queued or being proved; each holds its a, b, c and witness in
@@ -158,9 +159,10 @@ pub struct BenchArgs {
     /// Also write each partition's timings as a JSON line to FILE.
     #[arg(long, value_name = "FILE")]
     timing_json: Option<PathBuf>,
-    /// Only synthesize: every partition's witness (compiled synthesis, a, b and c left out) --proofs times, one
-    /// partition at a time on all cores, with no parameters, engine or GPU; prints the median, min and max per
-    /// partition. `CUZK_SYNTH_PIECES=0` gives the one-circuit witness to compare with.
+    /// Only synthesize: every partition's witness (compiled synthesis, a, b and c left out) --proofs times, with no
+    /// parameters, engine or GPU. After the first, --synthesis-workers partitions at a time, as the engine's
+    /// workers take them; prints the median, min and max per partition and the throughput (wall time over
+    /// witnesses). `CUZK_SYNTH_PIECES=0` gives the one-circuit witness to compare with.
     #[arg(long)]
     synthesis_only: bool,
     /// Print a JSON summary on stdout instead of text.
@@ -588,28 +590,68 @@ fn bench_synthesis(a: BenchArgs) -> Result<()> {
     );
     report.count("threads", rayon::current_num_threads());
     let partitions = porep::Partitions::new(&c1)?;
+    let workers = a
+        .engine
+        .synthesis_workers
+        .map_or_else(crate::engine_defaults::synthesis_workers, |w| w as usize);
+    report.count("synthesis workers", workers);
     let spinner = progress.spinner(format!(
-        "{} witnesses of {} partitions",
+        "{} witnesses of {} partitions, {workers} at once",
         a.proofs,
         partitions.count()
     ));
-    let mut spare = r1cs_synth::ProvingAssignment::default();
-    let mut times = Vec::new();
-    for round in 0..a.proofs {
-        for k in 0..partitions.count() {
-            let t = Instant::now();
-            spare = partitions.synthesize_reusing(k, porep::Synthesis::Witness(&shape), spare)?;
-            let took = t.elapsed();
-            // The first witness of the process (the shape's pages, the vectors' first allocation, the head's size
-            // learned) is reported apart.
-            if round == 0 && k == 0 {
-                report.time("first witness", took);
-            } else {
-                times.push(took);
-            }
+    let witness = |k: usize, spare| -> Result<(r1cs_synth::ProvingAssignment, Duration)> {
+        let t = Instant::now();
+        let spare = partitions.synthesize_reusing(k, porep::Synthesis::Witness(&shape), spare)?;
+        Ok((spare, t.elapsed()))
+    };
+    // The first witness of the process (the shape's pages, the vectors' first allocation, the head's size learned)
+    // runs alone and is reported apart; the rest are shared out to the workers as the engine's are, each worker
+    // taking the next partition when it is done with one.
+    let (spare, first) = witness(0, Default::default())?;
+    report.time("first witness", first);
+    let jobs: Vec<usize> = (0..a.proofs as usize * partitions.count())
+        .skip(1)
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let spares = std::sync::Mutex::new(vec![spare]);
+    let t = Instant::now();
+    let mut times = std::thread::scope(|scope| -> Result<Vec<Duration>> {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| -> Result<Vec<Duration>> {
+                    let mut spare = spares
+                        .lock()
+                        .ok()
+                        .and_then(|mut s| s.pop())
+                        .unwrap_or_default();
+                    let mut times = Vec::new();
+                    while let Some(&job) =
+                        jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        let (used, took) = witness(job % partitions.count(), spare)?;
+                        spare = used;
+                        times.push(took);
+                    }
+                    Ok(times)
+                })
+            })
+            .collect();
+        let mut times = Vec::new();
+        for h in handles {
+            let worker = h
+                .join()
+                .map_err(|_| anyhow::anyhow!("a synthesis worker panicked"))?;
+            times.extend(worker?);
         }
-    }
+        Ok(times)
+    })?;
+    let wall = t.elapsed();
     spinner.finish();
+    if !times.is_empty() {
+        // Wall time over the witnesses after the first: one partition's witness every so often.
+        report.time("witness throughput", wall / times.len() as u32);
+    }
     report.count("constraints", shape.num_constraints());
     times.sort();
     if let (Some(min), Some(max)) = (times.first(), times.last()) {

@@ -67,14 +67,16 @@ fn porep_seal_prove_verify_and_exit_codes() {
         "{stderr}"
     );
 
-    // The witness alone, timed: in pieces (the default) and as one circuit, no parameters read.
-    for pieces in ["1", "0"] {
+    // The witness alone, timed: in pieces (the default, two workers) and as one circuit, no parameters read.
+    for (pieces, workers) in [("1", "2"), ("0", "1")] {
         let mut bench = vec![
             "bench",
             "porep",
             "--synthesis-only",
             "--proofs",
-            "2",
+            "3",
+            "--synthesis-workers",
+            workers,
             "--json",
         ];
         bench.extend_from_slice(&sector);
@@ -87,11 +89,14 @@ fn porep_seal_prove_verify_and_exit_codes() {
             .unwrap();
         assert!(out.status.success(), "{}", text(&out));
         let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(summary["witnesses_timed"], 1, "{summary}");
-        assert!(
-            summary["witness_median_ms"].as_f64().unwrap() > 0.0,
-            "{summary}"
+        assert_eq!(summary["witnesses_timed"], 2, "{summary}");
+        assert_eq!(
+            summary["synthesis_workers"],
+            workers.parse::<u64>().unwrap()
         );
+        for key in ["witness_median_ms", "witness_throughput_ms"] {
+            assert!(summary[key].as_f64().unwrap() > 0.0, "{key}: {summary}");
+        }
         let how = summary["witness"].as_str().unwrap();
         assert_eq!(how.contains("in pieces"), pieces == "1", "{summary}");
     }
