@@ -137,7 +137,8 @@ pub struct ProveArgs {
     #[arg(long)]
     memory_budget_gib: Option<f64>,
     /// Partitions synthesized at once. A circuit's witness is computed on one thread (about two thirds of a compiled
-    /// synthesis), so several workers scale it; default: half the cores, 1 to 8, as `porep prove` (on the 16-core
+    /// synthesis) unless it has several --challenges, so several workers scale it; default: half the cores, 1 to 8,
+    /// fewer with --challenges (as many as fill the cores with challenges), as `porep prove` (on the 16-core
     /// H200 host, ten 2^27 PoRep-like partitions: 2,144 ms a partition with 4 workers, 1,786 ms with 6, the GPU
     /// prover's pace). A batch finishes soonest with a worker per partition, within the cores and memory: ten 2^22
     /// SHA-256 partitions took 2615, 2511 and 2140 ms with 6, 8 and 10 workers.
@@ -386,9 +387,11 @@ pub fn run(a: ProveArgs) -> Result<()> {
         a.synthesis == SynthPath::Compiled && a.abc.by_prover(&prover, params.domain_size());
     let partition_bytes = Engine::partition_bytes(&params, abc_by_prover);
     let params_bytes = Engine::params_bytes(&params);
-    let workers = a
-        .synthesis_workers
-        .unwrap_or_else(crate::engine_defaults::synthesis_workers);
+    let workers = a.synthesis_workers.unwrap_or_else(|| {
+        // Compiled synthesis computes a partition of several challenges in pieces, a challenge each.
+        let compiled = a.synthesis == SynthPath::Compiled;
+        crate::engine_defaults::synthesis_workers(if compiled { challenges } else { 1 })
+    });
     let on_gpu = prover.any_on_gpu(params.domain_size());
     let gpus = a.lanes.lanes(&params, on_gpu);
     let max_in_flight = match (a.max_in_flight, a.memory_budget_gib) {

@@ -4,15 +4,32 @@
 use groth16_pipeline::EngineOptions;
 use srs_loader::Parameters;
 
-/// Synthesis workers when none is given: half the cores, 1 to 8. A partition's witness runs its circuit's code, on
-/// one thread unless the circuit comes in pieces (a PoRep partition's challenges, 2 at 2 KiB), so workers scale
-/// synthesis until the GPU prover is the slower stage. On the 16-core H200 host, ten 2^27 PoRep-like partitions
-/// (one thread each) ran at 2,144 ms a partition with 4 workers and 1,786 ms with 6 (the prover's pace, 1,766 ms);
-/// real 2 KiB PoRep proofs became prover-bound from 6 workers, before their challenges ran at once. With 18 pieces
-/// a partition (32 GiB) fewer workers may keep the cores as busy, in less memory: not measured yet.
-pub(crate) fn synthesis_workers() -> usize {
+/// Synthesis workers when none is given, for partitions whose witness comes in `pieces` run at once (1: the
+/// circuit's own code on one thread): [`workers_for`] this machine's cores.
+pub(crate) fn synthesis_workers(pieces: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cores / 2).clamp(1, 8)
+    workers_for(cores, pieces, r1cs_synth::pieces::enabled())
+}
+
+/// Synthesis workers for `cores` and partitions of `pieces` (computed at once when `in_pieces`).
+///
+/// One thread a partition: half the cores, 1 to 8, so workers scale synthesis until the GPU prover is the slower
+/// stage. On the 16-core H200 host, ten 2^27 PoRep-like partitions ran at 2,144 ms a partition with 4 workers and
+/// 1,786 ms with 6 (the prover's pace, 1,766 ms); real 2 KiB PoRep proofs became prover-bound from 6 workers.
+///
+/// In pieces: no more than that, and only as many as fill the cores with pieces: the fewest partitions whose
+/// pieces cover the cores, one more when their pieces do not share out evenly (its pieces fill the last round's
+/// idle threads). More workers add no throughput, only latency and memory: on 2 cores, 2 KiB partitions (2 pieces)
+/// gave one witness every 318-320 ms with 1 worker and 325-328 ms with 2, whose witnesses each took twice as long
+/// (BENCHMARKS.md). So 2 workers at 32 GiB (18 pieces) on 16 cores, 8 at 2 KiB as before.
+pub(crate) fn workers_for(cores: usize, pieces: usize, in_pieces: bool) -> usize {
+    let one_thread = (cores / 2).clamp(1, 8);
+    if !in_pieces || pieces <= 1 {
+        return one_thread;
+    }
+    let cores = cores.max(1);
+    let fill = cores.div_ceil(pieces);
+    (fill + usize::from(!(fill * pieces).is_multiple_of(cores))).clamp(1, one_thread)
 }
 
 /// Partitions in flight when none is given: the workers plus one per prover lane (so each GPU proves one while the
@@ -196,6 +213,25 @@ pub(crate) fn lanes(
 #[cfg(test)]
 mod tests {
     use super::GpuSelection;
+
+    #[test]
+    fn workers_fill_the_cores_with_pieces_and_never_exceed_the_one_thread_default() {
+        use super::workers_for;
+        // One thread a partition: half the cores, 1 to 8.
+        assert_eq!(workers_for(1, 1, true), 1);
+        assert_eq!(workers_for(16, 1, true), 8);
+        assert_eq!(workers_for(96, 1, true), 8);
+        assert_eq!(workers_for(16, 18, false), 8);
+        // 2 KiB to 512 MiB (2 pieces): as before where they tile the cores.
+        assert_eq!(workers_for(2, 2, true), 1);
+        assert_eq!(workers_for(16, 2, true), 8);
+        // 32 GiB (18 pieces): one partition leaves 2 pieces for a second round, so two.
+        assert_eq!(workers_for(16, 18, true), 2);
+        assert_eq!(workers_for(2, 18, true), 1);
+        assert_eq!(workers_for(96, 18, true), 7);
+        assert_eq!(workers_for(18, 18, true), 1);
+        assert_eq!(workers_for(0, 18, true), 1);
+    }
 
     #[test]
     fn gpu_selections_parse_and_bad_ones_are_named() {

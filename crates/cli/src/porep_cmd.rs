@@ -110,10 +110,10 @@ pub struct EngineArgs {
     /// Where the MSMs run: auto (GPU if usable), cpu, gpu, or check (both, compared).
     #[arg(long, env = "CUZK_MSM_BACKEND", default_value = "auto")]
     msm_backend: HBackend,
-    /// Partitions synthesized concurrently (default: half the cores, 1 to 8). Several workers keep the GPU fed
-    /// through each witness's single-threaded stretches: on the 16-core H200 host, 2 KiB sectors ran 412, 237, 220,
-    /// 222 ms per sector with 2, 4, 6, 8 workers (before a partition's challenges were synthesized at once, as they
-    /// now are; `bench porep --synthesis-only --synthesis-workers W` measures the witness's own throughput).
+    /// Partitions synthesized concurrently. Default: half the cores, 1 to 8, but with compiled synthesis (whose
+    /// witness runs a challenge a thread, at once) only as many as fill the cores with challenges: 8 for 2 KiB to
+    /// 512 MiB sectors (2 challenges a partition) and 2 for 32 GiB (18) on 16 cores. More add latency and memory,
+    /// not throughput; `bench porep --synthesis-only --synthesis-workers W` measures the witness's throughput.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     synthesis_workers: Option<u64>,
     /// Partitions alive at once: synthesizing, queued or being proved; each holds its a, b, c and witness in
@@ -330,17 +330,20 @@ fn start(
 }
 
 impl EngineArgs {
-    /// The engine options for `params`: synthesis workers (default half the cores, 1 to 8) and partitions in flight
-    /// (default workers + 1, within the memory budget), reported with the memory they predict.
+    /// The engine options for `params`, whose partitions' witness comes in `pieces` (1: one circuit): synthesis
+    /// workers (default [`crate::engine_defaults::synthesis_workers`]) and partitions in flight (default workers +
+    /// one per lane, within the memory budget), reported with the memory they predict.
     pub(crate) fn options(
         &self,
         params: &srs_loader::Parameters,
         abc_by_prover: bool,
+        pieces: usize,
         report: &mut Report,
     ) -> EngineOptions {
-        let workers = self
-            .synthesis_workers
-            .map_or_else(crate::engine_defaults::synthesis_workers, |w| w as usize);
+        let workers = self.synthesis_workers.map_or_else(
+            || crate::engine_defaults::synthesis_workers(pieces),
+            |w| w as usize,
+        );
         // The parameters are resident by now, so what is available is what partitions may use.
         let budget = self
             .memory_budget_gib
@@ -471,7 +474,12 @@ pub(crate) fn load_engine(
         .into(),
     );
     let abc_by_prover = shape.is_some() && e.abc.by_prover(&e.prover(), parameters.domain_size());
-    let opts = e.options(&parameters, abc_by_prover, report);
+    // Compiled synthesis computes a partition's witness in pieces, a challenge each.
+    let pieces = match shape {
+        Some(_) => porep::challenges_per_partition(rp)?,
+        None => 1,
+    };
+    let opts = e.options(&parameters, abc_by_prover, pieces, report);
     let (workers, max_in_flight) = (opts.synthesis_workers, opts.max_in_flight);
     let t = Instant::now();
     let mut engine = Engine::new(parameters, opts).context("starting the engine")?;
@@ -590,10 +598,14 @@ fn bench_synthesis(a: BenchArgs) -> Result<()> {
     );
     report.count("threads", rayon::current_num_threads());
     let partitions = porep::Partitions::new(&c1)?;
-    let workers = a
-        .engine
-        .synthesis_workers
-        .map_or_else(crate::engine_defaults::synthesis_workers, |w| w as usize);
+    let workers = a.engine.synthesis_workers.map_or_else(
+        || {
+            crate::engine_defaults::synthesis_workers(
+                porep::challenges_per_partition(rp).unwrap_or(1),
+            )
+        },
+        |w| w as usize,
+    );
     report.count("synthesis workers", workers);
     let spinner = progress.spinner(format!(
         "{} witnesses of {} partitions, {workers} at once",

@@ -249,6 +249,20 @@ impl C1Output {
     }
 }
 
+/// The challenges one partition of `rp` proves (2 up to 512 MiB, 18 at 32 GiB): the pieces its witness is
+/// computed in.
+///
+/// # Errors
+/// When filecoin-proofs has no setup for `rp`.
+pub fn challenges_per_partition(rp: RegisteredSealProof) -> Result<usize> {
+    Ok(
+        filecoin_proofs::parameters::setup_params(&rp.as_v1_config())
+            .map_err(Error::filecoin)?
+            .challenges
+            .num_challenges_per_partition(),
+    )
+}
+
 /// The compound (all partitions) public parameters of a proof type.
 pub(crate) fn compound_params<Tree: 'static + MerkleTreeTrait>(
     rp: RegisteredSealProof,

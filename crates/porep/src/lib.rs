@@ -18,7 +18,7 @@ mod prove;
 pub mod seal;
 pub mod stats;
 
-pub use c1::{C1Output, Sector};
+pub use c1::{challenges_per_partition, C1Output, Sector};
 pub use filecoin_proofs_api::RegisteredSealProof;
 pub use prove::{
     compiled_shape, prove, prove_copies, synthesize_partition, verify, Partitions, PorepProof,
@@ -162,6 +162,20 @@ mod tests {
                 size,
                 [2048, 8 << 20, 512 << 20, 32 << 30, 64 << 30][n as usize % 5]
             );
+        }
+    }
+
+    #[test]
+    fn a_partitions_challenges_follow_the_sector_size() {
+        use RegisteredSealProof::*;
+        // 2 a partition up to 512 MiB; 176 over 10 partitions, rounded up, at 32 and 64 GiB.
+        for (rp, challenges) in [
+            (StackedDrg2KiBV1_1, 2),
+            (StackedDrg512MiBV1_1, 2),
+            (StackedDrg32GiBV1_1, 18),
+            (StackedDrg64GiBV1_1, 18),
+        ] {
+            assert_eq!(challenges_per_partition(rp).unwrap(), challenges, "{rp:?}");
         }
     }
 }

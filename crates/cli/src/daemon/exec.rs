@@ -320,7 +320,7 @@ impl Engines {
             },
         )
         .with_context(|| format!("reading {}", path.display()))?;
-        let opts = self.args.options(&params, false, report);
+        let opts = self.args.options(&params, false, 1, report);
         let (workers, max_in_flight) = (opts.synthesis_workers, opts.max_in_flight);
         Ok(Loaded {
             engine: Engine::new(Arc::new(params), opts).context("starting the engine")?,
