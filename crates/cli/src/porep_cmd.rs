@@ -464,21 +464,22 @@ pub(crate) fn load_engine(
     } else {
         None
     };
-    report.text(
-        "synthesis",
-        if shape.is_some() {
-            "compiled"
-        } else {
-            "direct"
-        }
-        .into(),
-    );
-    let abc_by_prover = shape.is_some() && e.abc.by_prover(&e.prover(), parameters.domain_size());
     // Compiled synthesis computes a partition's witness in pieces, a challenge each.
     let pieces = match shape {
         Some(_) => porep::challenges_per_partition(rp)?,
         None => 1,
     };
+    report.text(
+        "synthesis",
+        match (&shape, r1cs_synth::pieces::enabled()) {
+            (None, _) => "direct".into(),
+            (Some(_), true) => format!(
+                "compiled, the witness in pieces ({pieces} challenges a partition, at once)"
+            ),
+            (Some(_), false) => "compiled, the witness as one circuit (CUZK_SYNTH_PIECES=0)".into(),
+        },
+    );
+    let abc_by_prover = shape.is_some() && e.abc.by_prover(&e.prover(), parameters.domain_size());
     let opts = e.options(&parameters, abc_by_prover, pieces, report);
     let (workers, max_in_flight) = (opts.synthesis_workers, opts.max_in_flight);
     let t = Instant::now();
