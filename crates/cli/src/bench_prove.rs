@@ -483,14 +483,7 @@ pub fn run(a: ProveArgs) -> Result<()> {
     // A porep-like partition of several challenges is synthesized in pieces on the compiled paths, as a real one is.
     let in_pieces = challenges > 1 && r1cs_synth::pieces::enabled();
     if challenges > 1 {
-        report.text(
-            "witness",
-            if in_pieces {
-                format!("in pieces, {challenges} a partition, at once")
-            } else {
-                "as one circuit (CUZK_SYNTH_PIECES=0)".into()
-            },
-        );
+        report.text("witness", crate::engine_defaults::witness_text(challenges));
     }
     let synthesize_partition =
         |i: usize, spare: ProvingAssignment| -> r1cs_synth::Result<ProvingAssignment> {

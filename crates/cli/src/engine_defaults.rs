@@ -11,6 +11,18 @@ pub(crate) fn synthesis_workers(pieces: usize) -> usize {
     workers_for(cores, pieces, r1cs_synth::pieces::enabled())
 }
 
+/// How compiled synthesis computes a witness of `pieces` pieces, for reports: in pieces at once, or as one circuit
+/// (`CUZK_SYNTH_PIECES=0`, or a circuit of one piece).
+pub(crate) fn witness_text(pieces: usize) -> String {
+    if pieces > 1 && r1cs_synth::pieces::enabled() {
+        format!("in pieces, {pieces} challenges a partition, at once")
+    } else if pieces > 1 {
+        "as one circuit (CUZK_SYNTH_PIECES=0)".into()
+    } else {
+        "as one circuit".into()
+    }
+}
+
 /// Synthesis workers for `cores` and partitions of `pieces` (computed at once when `in_pieces`).
 ///
 /// One thread a partition: half the cores, 1 to 8, so workers scale synthesis until the GPU prover is the slower

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -471,12 +472,12 @@ pub(crate) fn load_engine(
     };
     report.text(
         "synthesis",
-        match (&shape, r1cs_synth::pieces::enabled()) {
-            (None, _) => "direct".into(),
-            (Some(_), true) => format!(
-                "compiled, the witness in pieces ({pieces} challenges a partition, at once)"
+        match shape {
+            None => "direct".into(),
+            Some(_) => format!(
+                "compiled, the witness {}",
+                crate::engine_defaults::witness_text(pieces)
             ),
-            (Some(_), false) => "compiled, the witness as one circuit (CUZK_SYNTH_PIECES=0)".into(),
         },
     );
     let abc_by_prover = shape.is_some() && e.abc.by_prover(&e.prover(), parameters.domain_size());
@@ -588,23 +589,12 @@ fn bench_synthesis(a: BenchArgs) -> Result<()> {
     let spinner = progress.spinner(format!("compiled shape {}", path.display()));
     let (shape, _) = porep::compiled_shape(rp, &path)?;
     spinner.finish();
-    report.text(
-        "witness",
-        if r1cs_synth::pieces::enabled() {
-            "in pieces, a challenge each, at once"
-        } else {
-            "as one circuit (CUZK_SYNTH_PIECES=0)"
-        }
-        .into(),
-    );
+    let pieces = porep::challenges_per_partition(rp)?;
+    report.text("witness", crate::engine_defaults::witness_text(pieces));
     report.count("threads", rayon::current_num_threads());
     let partitions = porep::Partitions::new(&c1)?;
     let workers = a.engine.synthesis_workers.map_or_else(
-        || {
-            crate::engine_defaults::synthesis_workers(
-                porep::challenges_per_partition(rp).unwrap_or(1),
-            )
-        },
+        || crate::engine_defaults::synthesis_workers(pieces),
         |w| w as usize,
     );
     report.count("synthesis workers", workers);
@@ -623,10 +613,9 @@ fn bench_synthesis(a: BenchArgs) -> Result<()> {
     // taking the next partition when it is done with one.
     let (spare, first) = witness(0, Default::default())?;
     report.time("first witness", first);
-    let jobs: Vec<usize> = (0..a.proofs as usize * partitions.count())
-        .skip(1)
-        .collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    // Witness j is of partition j mod the count; the first has run.
+    let total = a.proofs as usize * partitions.count();
+    let next = AtomicUsize::new(1);
     let spares = std::sync::Mutex::new(vec![spare]);
     let t = Instant::now();
     let mut times = std::thread::scope(|scope| -> Result<Vec<Duration>> {
@@ -639,14 +628,23 @@ fn bench_synthesis(a: BenchArgs) -> Result<()> {
                         .and_then(|mut s| s.pop())
                         .unwrap_or_default();
                     let mut times = Vec::new();
-                    while let Some(&job) =
-                        jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-                    {
-                        let (used, took) = witness(job % partitions.count(), spare)?;
-                        spare = used;
-                        times.push(took);
+                    loop {
+                        let j = next.fetch_add(1, Ordering::Relaxed);
+                        if j >= total {
+                            return Ok(times);
+                        }
+                        match witness(j % partitions.count(), spare) {
+                            Ok((used, took)) => {
+                                spare = used;
+                                times.push(took);
+                            }
+                            Err(e) => {
+                                // The other workers stop after their current witness.
+                                next.store(total, Ordering::Relaxed);
+                                return Err(e);
+                            }
+                        }
                     }
-                    Ok(times)
                 })
             })
             .collect();

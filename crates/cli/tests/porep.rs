@@ -52,7 +52,10 @@ fn porep_seal_prove_verify_and_exit_codes() {
     // A 2 KiB partition's two challenges synthesized at once; on a machine of two cores or fewer one worker fills
     // them (never more than half the cores).
     let synthesis = summary["synthesis"].as_str().unwrap();
-    assert!(synthesis.contains("(2 challenges a partition"), "{summary}");
+    assert!(
+        synthesis.contains("in pieces, 2 challenges a partition"),
+        "{summary}"
+    );
     assert!(summary["synthesis_workers"].as_u64().unwrap() >= 1);
     assert!(summary["params"]
         .as_str()
