@@ -96,7 +96,9 @@ pub struct ProveArgs {
     /// SHA-256 gadget (sha256): lazy sums, or bellpepper's own (the same constraints, parameters and proofs).
     #[arg(long, value_enum, default_value = "lazy")]
     sha256_gadget: crate::bench_synth::Sha256Gadget,
-    /// Constraints per partition (porep-like; rounded up to whole 200-constraint blocks).
+    /// Constraints per partition (porep-like; rounded up to whole 200-constraint blocks). The domain is the next
+    /// power of two at or above the constraints plus one per public input, so 134217728 (2^27) takes a 2^28 domain; a
+    /// PoRep-sized partition (domain 2^27) is 130000000.
     #[arg(long, default_value_t = 1 << 16)]
     constraints: usize,
     /// Challenges per partition (porep-like): its blocks as that many chains that read only the inputs, as a real

@@ -68,7 +68,9 @@ pub struct SynthArgs {
     /// Which circuit.
     #[arg(long, value_enum, default_value = "porep-like")]
     circuit: SynthCircuit,
-    /// Constraints per partition (porep-like; rounded up to whole 200-constraint blocks).
+    /// Constraints per partition (porep-like; rounded up to whole 200-constraint blocks). The domain is the next
+    /// power of two at or above the constraints plus one per public input, so 134217728 (2^27) takes a 2^28 domain; a
+    /// PoRep-sized partition (domain 2^27) is 130000000.
     #[arg(long, default_value_t = 1 << 20)]
     constraints: usize,
     /// SHA-256 blocks per partition (sha256).
