@@ -380,14 +380,78 @@ __global__ void __launch_bounds__(STAGE_THREADS) chunk_cursor_kernel(const uint3
     if (threadIdx.x == 0) *end = base + total;
 }
 
-// The stage entries [first, last) of [0, len) that a pass-B block (blockIdx.x) takes, and the keys they can hold: the
-// stage is ordered by coarse bin, so every key of the tile lies in [lo, lo + span), from the start of the first entry's
-// bin to the end of the last entry's. A stage made of chunks one after another (upload_and_stage) is ordered only
-// within each chunk: the kernels check every key against the span, and a tile with a key outside it (one straddling
-// two chunks) takes the per-entry path.
+// The segments of a stage written chunk by chunk (StageMap), once every chunk is in: bin b's run in chunk k, of
+// counts[k * bins + b] entries ending at cursor[k * bins + b] (pass A's cursor after the chunk), is segment
+// b * chunks + k. tot: `bins` words of scratch. One block of STAGE_THREADS threads.
+__global__ void __launch_bounds__(STAGE_THREADS) stage_segments_kernel(const uint32_t* __restrict__ counts,
+                                                                       const uint32_t* __restrict__ cursor,
+                                                                       uint32_t bins, uint32_t chunks,
+                                                                       uint32_t* __restrict__ tot,
+                                                                       uint2* __restrict__ seg) {
+    __shared__ uint32_t tmp[8];
+    for (uint32_t b = threadIdx.x; b < bins; b += STAGE_THREADS) {
+        uint32_t sum = 0;
+        for (uint32_t k = 0; k < chunks; k++) sum += counts[k * bins + b];
+        tot[b] = sum;
+    }
+    __syncthreads();
+    const uint32_t total = block_exclusive_scan(tot, bins, tmp);
+    for (uint32_t b = threadIdx.x; b < bins; b += STAGE_THREADS) {
+        uint32_t v = tot[b];
+        for (uint32_t k = 0; k < chunks; k++) {
+            const uint32_t n = counts[k * bins + b];
+            seg[b * chunks + k] = make_uint2(v, cursor[k * bins + b] - n);
+            v += n;
+        }
+    }
+    if (threadIdx.x == 0) seg[bins * chunks] = make_uint2(total, 0);
+}
+
+// Where pass B reads its entries. A stage written chunk by chunk (upload_and_stage) holds each coarse bin in one run
+// per chunk; pass B reads it in the whole layout's order (window, bin, then chunk) through segments: segment
+// q = bin * chunks + chunk starts at seg[q].x in that order and at seg[q].y in the stage, and seg[nseg].x is the
+// stage's length (stage_segments_kernel). Read so, each bin's tiles run one after another and write each bucket's
+// entries in one stretch, as over a stage made whole. Without segments (sort_staged's stage, in that order already)
+// entry e sits at e.
+struct StageMap {
+    const uint2* __restrict__ seg;
+    uint32_t nseg;
+
+    // The last segment that starts at or before e, of [lo, nseg) (seg[lo].x <= e).
+    __device__ uint32_t find(uint32_t e, uint32_t lo = 0) const {
+        uint32_t hi = nseg;
+        while (hi - lo > 1) {
+            const uint32_t mid = lo + (hi - lo) / 2;
+            if (seg[mid].x <= e) lo = mid;
+            else hi = mid;
+        }
+        return lo;
+    }
+
+    // Entry e's place in the stage; q is a segment at or before e's, and becomes e's (entries taken in order walk a
+    // few segments forward; a longer way, over empty bins, is searched).
+    __device__ __forceinline__ uint32_t at(uint32_t e, uint32_t& q) const {
+        if (!seg) return e;
+        for (int steps = 0; seg[q + 1].x <= e; steps++) {
+            if (steps == 4) {
+                q = find(e, q + 1);
+                break;
+            }
+            q++;
+        }
+        return seg[q].y + (e - seg[q].x);
+    }
+};
+
+// The stage entries [first, last) of [0, len) that a pass-B block (blockIdx.x) takes, and the keys they can hold: read
+// in the layout's order (StageMap), so every key of the tile lies in [lo, lo + span), from the start of the first
+// entry's bin to the end of the last entry's. The kernels still check every key against the span, and a tile with a
+// key outside it takes the per-entry path: an unordered stage costs time, not correctness. q: the first entry's
+// segment.
 struct StageTile {
-    uint32_t first, last, lo, span;
-    __device__ __forceinline__ StageTile(const uint2* __restrict__ stage, uint32_t len, uint32_t buckets, uint32_t c) {
+    uint32_t first, last, lo, span, q;
+    __device__ __forceinline__ StageTile(const uint2* __restrict__ stage, const StageMap& m, uint32_t len,
+                                         uint32_t buckets, uint32_t c) {
         const uint32_t s = stage_shift(c);
         auto bin_start = [&](uint32_t key) {
             const uint32_t w = key / buckets;
@@ -395,8 +459,10 @@ struct StageTile {
         };
         first = blockIdx.x * STAGE_ENTRIES;
         last = min(len, first + STAGE_ENTRIES);
-        lo = bin_start(stage[first].x);
-        span = bin_start(stage[last - 1].x) + (1u << s) - lo;
+        q = m.seg ? m.find(first) : 0;
+        uint32_t q_last = q;
+        lo = bin_start(stage[m.at(first, q)].x);
+        span = bin_start(stage[m.at(last - 1, q_last)].x) + (1u << s) - lo;
     }
 };
 
@@ -405,17 +471,18 @@ struct StageTile {
 // STAGE_SPAN_B keys or holding a key outside its span, as in stage_fine_kernel, adds each entry alone). Reading the
 // stage again (8 bytes an entry) costs less than the per-digit atomics of histogram_kernel (see
 // coarse_histogram_kernel).
-__global__ void __launch_bounds__(STAGE_THREADS) stage_count_kernel(const uint2* __restrict__ stage, uint32_t len,
-                                                                    uint32_t buckets, uint32_t c,
+__global__ void __launch_bounds__(STAGE_THREADS) stage_count_kernel(const uint2* __restrict__ stage, StageMap m,
+                                                                    uint32_t len, uint32_t buckets, uint32_t c,
                                                                     uint32_t* __restrict__ counts) {
     __shared__ uint32_t off[STAGE_SPAN_B];
-    const StageTile t(stage, len, buckets, c);
+    const StageTile t(stage, m, len, buckets, c);
     uint32_t key[STAGE_PER_B];  // all loads in flight before the first atomic
     bool fits = t.span <= STAGE_SPAN_B;
+    uint32_t q = t.q;
 #pragma unroll
     for (uint32_t j = 0; j < STAGE_PER_B; j++) {
         const uint32_t e = t.first + j * STAGE_THREADS + threadIdx.x;
-        key[j] = e < t.last ? stage[e].x : NO_KEY;
+        key[j] = e < t.last ? stage[m.at(e, q)].x : NO_KEY;
         fits &= key[j] == NO_KEY || key[j] - t.lo < t.span;
     }
     if (!__syncthreads_and(fits)) {  // the same for the whole block: no barrier below is skipped by part of it
@@ -440,8 +507,8 @@ constexpr size_t STAGE_FINE_SMEM = ((size_t)2 * STAGE_SPAN_B + 8) * 4 + (size_t)
 // Stage entries [blockIdx.x * STAGE_ENTRIES, ...) of [0, len) to their buckets' runs in `entries` (cursor: where each
 // bucket's next entry goes, absolute). A tile whose keys span more than STAGE_SPAN_B (tiny coarse bins, as in a small
 // MSM), or that holds a key outside its span (see StageTile), places each entry with its own atomic instead.
-__global__ void __launch_bounds__(STAGE_THREADS) stage_fine_kernel(const uint2* __restrict__ stage, uint32_t len,
-                                                                   uint32_t buckets, uint32_t c,
+__global__ void __launch_bounds__(STAGE_THREADS) stage_fine_kernel(const uint2* __restrict__ stage, StageMap m,
+                                                                   uint32_t len, uint32_t buckets, uint32_t c,
                                                                    uint32_t* __restrict__ cursor,
                                                                    uint32_t* __restrict__ entries) {
     extern __shared__ uint32_t smem[];
@@ -449,14 +516,15 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_fine_kernel(const uint2* 
     uint32_t* run = smem + STAGE_SPAN_B;
     uint32_t* tmp = smem + 2 * STAGE_SPAN_B;
     uint2* tile = reinterpret_cast<uint2*>(smem + 2 * STAGE_SPAN_B + 8);
-    const StageTile t(stage, len, buckets, c);
+    const StageTile t(stage, m, len, buckets, c);
     const uint32_t first = t.first, last = t.last, lo = t.lo, span = t.span;
     uint2 v[STAGE_PER_B];
     bool fits = span <= STAGE_SPAN_B;
+    uint32_t q = t.q;
 #pragma unroll
     for (uint32_t j = 0; j < STAGE_PER_B; j++) {
         uint32_t e = first + j * STAGE_THREADS + threadIdx.x;
-        v[j] = e < last ? stage[e] : make_uint2(NO_KEY, 0);
+        v[j] = e < last ? stage[m.at(e, q)] : make_uint2(NO_KEY, 0);
         fits &= v[j].x == NO_KEY || v[j].x - lo < span;
     }
     if (!__syncthreads_and(fits)) {
@@ -1177,8 +1245,8 @@ cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon,
             stage_coarse_kernel<<<blocks_for(n, STAGE_SCALARS), STAGE_THREADS, smem_a, st>>>(
                 canon, n, split, c, w0, g, buckets, seg_cursor, (*start)[w0], stage, 0);
             CUZK_TRY_LAUNCH("stage_coarse_kernel");
-            stage_count_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, 0, st>>>(stage, (uint32_t)len, buckets,
-                                                                                         c, counts);
+            stage_count_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, 0, st>>>(stage, StageMap{}, (uint32_t)len,
+                                                                                         buckets, c, counts);
             CUZK_TRY_LAUNCH("stage_count_kernel");
         }
         // Every bucket gets its offset, those of empty windows too (the accumulation reads them all).
@@ -1191,7 +1259,7 @@ cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon,
         CUZK_TRY(cudaMemcpyAsync(cursor + first, offsets + first, items * 4, cudaMemcpyDeviceToDevice, st));
         if (len > 0) {
             stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(
-                stage, (uint32_t)len, buckets, c, cursor, entries);
+                stage, StageMap{}, (uint32_t)len, buckets, c, cursor, entries);
             CUZK_TRY_LAUNCH("stage_fine_kernel");
         }
         w0 += g;
@@ -1564,6 +1632,12 @@ uint32_t chunked_min_log() {
     return v;
 }
 
+// CUZK_MSM_UPLOAD_CHUNKS=K (read once, 1..UPLOAD_CHUNKS): the chunks of upload_and_stage; UPLOAD_CHUNKS unless set.
+uint32_t upload_chunks() {
+    static const uint32_t v = env_u32("CUZK_MSM_UPLOAD_CHUNKS", 1, UPLOAD_CHUNKS, UPLOAD_CHUNKS);
+    return v;
+}
+
 // What upload_and_stage leaves.
 struct Prestaged {
     bool done = false;  // the scalars are on the device, classified (canon, the ones list, the counters)
@@ -1571,13 +1645,17 @@ struct Prestaged {
     uint32_t ones = 0, others = 0;
     uint32_t digits = 0;  // the stage's entries
     uint32_t chunks = 0;
+    // The stage's segments (StageMap): `segs` of them (and the end), from word segs_at of the set's stage_cursor.
+    size_t segs_at = 0;
+    uint32_t segs = 0;
 };
 
 // The scalars' upload from the host, in UPLOAD_CHUNKS chunks on the set's copy stream, overlapped with the work that
 // needs only the scalars already there: each chunk, once it has landed, is classified, its digits' coarse bins counted
 // (coarse_histogram_kernel), and its digits placed by pass A of the staged sort (stage_coarse_kernel) in a region of
 // the stage of its own, which starts where the previous chunk's ends (chunk_cursor_kernel). That leaves pass B to
-// run once the last chunk is in. The window is guessed from the table as if every scalar went to Pippenger (random
+// run once the last chunk is in, reading each coarse bin's runs from all chunks as one (stage_segments_kernel,
+// StageMap). The window is guessed from the table as if every scalar went to Pippenger (random
 // scalars, where the upload is longest); when the classification's count calls for another window, or not for the
 // staged sort, run_msm sorts from the classified scalars as it does after a whole upload, and only the overlapped
 // work is lost. The stage holds every digit (n * windows * 8 bytes, in the rounds' first buffer, as sort_staged's
@@ -1612,21 +1690,27 @@ cuzk_status upload_and_stage(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* h
     }
     CUZK_CHECK(raise_stage_smem_limits());
     const size_t bins = (size_t)windows * coarse;
+    const uint32_t per = blocks_for(blocks_for(n, upload_chunks()), STAGE_SCALARS) * STAGE_SCALARS;
+    const uint32_t chunks = blocks_for(n, per);
+    // Each chunk's bin counts and cursors, the bins' totals, then the segments (8-byte aligned).
+    const size_t segs_at = ((2 * chunks + 1) * bins + 1) & ~(size_t)1;
     CUZK_CHECK(scratch(B->scalars, (size_t)n * sizeof(fr_t), "scalars"));
     CUZK_CHECK(classify_scratch(B, n));
     CUZK_CHECK(scratch(B->ba_elems[0], stage_bytes, "the sort's stage"));
-    CUZK_CHECK(scratch(B->stage_cursor, 2 * bins * 4, "the sort's bin counts and cursors"));
+    CUZK_CHECK(scratch(B->stage_cursor, (segs_at + 2 * (chunks * bins + 1)) * 4, "the sort's bin counts and cursors"));
     fr_t* dev = (fr_t*)B->scalars.ptr;
     fr_t* canon = (fr_t*)B->canon.ptr;
     uint32_t* counters = (uint32_t*)B->counters.ptr;
     uint32_t* bin_counts = (uint32_t*)B->stage_cursor.ptr;
-    uint32_t* bin_cursor = bin_counts + bins;
+    uint32_t* bin_cursor = bin_counts + chunks * bins;
+    uint32_t* bin_totals = bin_cursor + chunks * bins;
+    uint2* segs = (uint2*)((uint32_t*)B->stage_cursor.ptr + segs_at);
     uint2* stage = (uint2*)B->ba_elems[0].ptr;
     CUZK_TRY(cudaMemsetAsync(counters, 0, 3 * sizeof(uint32_t), st));
+    CUZK_TRY(cudaMemsetAsync(bin_counts, 0, chunks * bins * 4, st));
     // The copies wait for the stream's earlier work (the scratch above may have held the last MSM's data).
     CUZK_TRY(cudaEventRecord(B->chunk_ev[0], st));
     CUZK_TRY(cudaStreamWaitEvent(B->copy_stream, B->chunk_ev[0], 0));
-    const uint32_t per = blocks_for(blocks_for(n, UPLOAD_CHUNKS), STAGE_SCALARS) * STAGE_SCALARS;
     const size_t smem_a = stage_coarse_smem(c);
     for (uint32_t k = 0, first = 0; first < n; k++, first += per) {
         const uint32_t len = std::min(per, n - first);
@@ -1639,38 +1723,45 @@ cuzk_status upload_and_stage(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* h
         classify_kernel<<<blocks_for(len, 256), 256, 0, st>>>(dev + first, true, canon + first, len, split,
                                                               (uint32_t*)B->ones.ptr, counters, first);
         CUZK_TRY_LAUNCH("classify_kernel");
-        CUZK_TRY(cudaMemsetAsync(bin_counts, 0, bins * 4, st));
-        CUZK_CHECK(coarse_histogram(st, canon + first, len, split, c, windows, bin_counts));
-        chunk_cursor_kernel<<<1, STAGE_THREADS, 0, st>>>(bin_counts, (uint32_t)bins, bin_cursor, counters + 2);
+        uint32_t* counts_k = bin_counts + k * bins;
+        uint32_t* cursor_k = bin_cursor + k * bins;
+        CUZK_CHECK(coarse_histogram(st, canon + first, len, split, c, windows, counts_k));
+        chunk_cursor_kernel<<<1, STAGE_THREADS, 0, st>>>(counts_k, (uint32_t)bins, cursor_k, counters + 2);
         CUZK_TRY_LAUNCH("chunk_cursor_kernel");
         stage_coarse_kernel<<<blocks_for(len, STAGE_SCALARS), STAGE_THREADS, smem_a, st>>>(
-            canon + first, len, split, c, 0, windows, buckets, bin_cursor, 0, stage, first);
+            canon + first, len, split, c, 0, windows, buckets, cursor_k, 0, stage, first);
         CUZK_TRY_LAUNCH("stage_coarse_kernel");
     }
+    stage_segments_kernel<<<1, STAGE_THREADS, 0, st>>>(bin_counts, bin_cursor, (uint32_t)bins, chunks, bin_totals,
+                                                         segs);
+    CUZK_TRY_LAUNCH("stage_segments_kernel");
     uint32_t h[3];
     CUZK_TRY(cudaMemcpyAsync(h, counters, sizeof(h), cudaMemcpyDeviceToHost, st));
     CUZK_TRY(cudaEventRecord(B->ev[2], st));
     CUZK_TRY(cudaStreamSynchronize(st));
-    *out = Prestaged{true, c, h[0], h[1], h[2], blocks_for(n, per)};
+    *out = Prestaged{true, c, h[0], h[1], h[2], chunks, segs_at, (uint32_t)(chunks * bins)};
     return status_ok();
 }
 
 // The rest of the staged sort after upload_and_stage: the buckets' counts from the whole stage (`counts` zeroed by the
 // caller), their offsets, the windows' starts (`start`, as sort_staged gives them) and pass B.
 cuzk_status finish_stage(cuzk_msm_scratch* B, cudaStream_t st, uint32_t c, uint32_t windows, uint32_t buckets,
-                         uint32_t len, uint32_t* counts, uint32_t* offsets, uint32_t* cursor, uint32_t* entries,
+                         uint32_t len, size_t segs_at, uint32_t segs, uint32_t* counts, uint32_t* offsets, uint32_t* cursor, uint32_t* entries,
                          size_t scan_bytes, std::vector<uint32_t>* start) {
     const uint2* stage = (const uint2*)B->ba_elems[0].ptr;
+    const StageMap map{(const uint2*)((uint32_t*)B->stage_cursor.ptr + segs_at), segs};
     const size_t total = (size_t)windows * buckets;
     if (len > 0) {
-        stage_count_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, 0, st>>>(stage, len, buckets, c, counts);
+        stage_count_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, 0, st>>>(stage, map, len, buckets, c,
+                                                                                     counts);
         CUZK_TRY_LAUNCH("stage_count_kernel");
     }
     CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, scan_bytes, counts, offsets, (int)total, st));
     CUZK_TRY(cudaMemcpyAsync(cursor, offsets, total * 4, cudaMemcpyDeviceToDevice, st));
     if (len > 0) {
-        stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(stage, len, buckets,
-                                                                                                 c, cursor, entries);
+        stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(stage, map, len,
+                                                                                                 buckets, c, cursor,
+                                                                                                 entries);
         CUZK_TRY_LAUNCH("stage_fine_kernel");
     }
     // After pass B in the stream (it leaves counts and offsets alone): the host waits once, for both.
@@ -1772,7 +1863,7 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         const bool staged = use_staged_sort(n, others, c);
         // The chunked upload's stage serves when it was made for this window and the staged sort is the one to run.
         if (staged && pre.done && pre.c == c) {
-            CUZK_CHECK(finish_stage(B, st, c, windows, buckets, pre.digits, counts, offsets, cursor,
+            CUZK_CHECK(finish_stage(B, st, c, windows, buckets, pre.digits, pre.segs_at, pre.segs, counts, offsets, cursor,
                                     (uint32_t*)B->entries.ptr, tmp, &start));
         } else if (staged) {
             CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, counts, offsets, cursor,

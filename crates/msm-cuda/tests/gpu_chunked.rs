@@ -15,9 +15,14 @@ use msm_cuda::msm_g1;
 use rand::Rng;
 use test_utils::{fresh_rng, gpu_or_skip};
 
-/// The chunks of a chunked upload of n scalars (msm.cu, upload_and_stage): eight, each a multiple of 2,048 scalars.
+/// The chunks of a chunked upload of n scalars (msm.cu, upload_and_stage): `CUZK_MSM_UPLOAD_CHUNKS` (eight unless
+/// set), each a multiple of 2,048 scalars.
 fn chunks(n: usize) -> u32 {
-    let per = n.div_ceil(8).div_ceil(2048) * 2048;
+    let k: usize = std::env::var("CUZK_MSM_UPLOAD_CHUNKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8);
+    let per = n.div_ceil(k).div_ceil(2048) * 2048;
     n.div_ceil(per) as u32
 }
 
