@@ -237,14 +237,25 @@ impl CompiledShape {
     pub(crate) fn run_witness<C: Circuit<Scalar>>(
         &self,
         circuit: C,
+        inputs: Vec<Scalar>,
+        aux: Vec<Scalar>,
+    ) -> Result<Witness> {
+        self.run_witness_reserving(circuit, inputs, aux, (self.num_inputs.max(1), self.num_aux))
+    }
+
+    /// [`CompiledShape::run_witness`] with room reserved for `room` (inputs with ONE, aux) values.
+    pub(crate) fn run_witness_reserving<C: Circuit<Scalar>>(
+        &self,
+        circuit: C,
         mut inputs: Vec<Scalar>,
         mut aux: Vec<Scalar>,
+        room: (usize, usize),
     ) -> Result<Witness> {
         inputs.clear();
-        inputs.reserve(self.num_inputs.max(1));
+        inputs.reserve(room.0);
         inputs.push(Scalar::ONE);
         aux.clear();
-        aux.reserve(self.num_aux);
+        aux.reserve(room.1);
         let mut w = WitnessCs::whole(inputs, aux);
         circuit
             .synthesize(&mut w)

@@ -7,11 +7,14 @@
 //! head and then part i alone. The pieces run in parallel, each writing its part's values into its own stretch of
 //! the assignment, which is laid out as the whole circuit's would be: the head, then part 0, part 1, and so on.
 //!
-//! The stretches' places follow from the head's size, which the shape does not record. The first call learns it by
-//! running piece 0 alone: with t values from a piece and n from the whole circuit, k pieces give
-//! `head = (k·t − n) / (k − 1)`. The shape keeps it ([`PieceHead`]); every call checks that each piece made exactly
-//! `head + (n − head) / k` values (only the true head size passes that check for k ≥ 2) and that every piece's head
-//! equals piece 0's, so a piece that does not fit the layout is an error, never a wrong witness.
+//! The stretches' places follow from the head's size, which the shape does not record. The first call learns it from
+//! piece 0's counts: with t values from a piece and n from the whole circuit, k pieces give
+//! `head = (k·t − n) / (k − 1)`. That call runs every piece at once too, each as a whole circuit into vectors of its
+//! own, and then moves each part into its stretch: the parts are held twice for a moment, where running piece 0
+//! alone first took a whole piece's time more. The shape keeps the head's size ([`PieceHead`]), and later calls write
+//! the parts in place. Every call checks that each piece made exactly `head + (n − head) / k` values (only the true
+//! head size passes that check for k ≥ 2) and that every piece's head equals piece 0's, so a piece that does not fit
+//! the layout is an error, never a wrong witness.
 
 use std::sync::OnceLock;
 
@@ -193,8 +196,9 @@ impl CompiledShape {
 
     /// [`CompiledShape::witness_assignment`] of a circuit from its pieces (see the [module](crate::pieces)): piece i
     /// synthesizes the circuit's head and then its part i alone. The pieces run on rayon's threads at once, each
-    /// writing into its stretch of `spare`'s vectors; the first call for this shape runs piece 0 first, alone, to
-    /// learn the head's size. The assignment is the one the whole circuit gives.
+    /// writing into its stretch of `spare`'s vectors; on the first call for this shape, which learns the head's size,
+    /// each writes into vectors of its own and the parts are moved into place after. The assignment is the one the
+    /// whole circuit gives.
     ///
     /// # Errors
     /// [`Error::Synthesis`] naming the first piece whose code failed; [`Error::ShapeMismatch`] when the pieces do
@@ -239,42 +243,15 @@ impl CompiledShape {
         if k == 1 {
             return self.witness_into(first, inputs, aux);
         }
-        let (head, mut inputs, mut aux, first) = match self.piece_head.0.get() {
-            Some(&head) => (head, inputs, aux, Some(first)),
-            None => {
-                // Piece 0 alone, as a whole circuit would run, to learn where the parts start.
-                let Witness { inputs, aux } = self.run_witness(first, inputs, aux)?;
-                let made = (inputs.len(), aux.len());
-                let head = self.head_from_piece(k, made).ok_or_else(|| {
-                    Error::ShapeMismatch(format!(
-                        "{k} pieces of {} inputs and {} aux values each cannot make a circuit of {} and {}",
-                        made.0, made.1, self.num_inputs, self.num_aux
-                    ))
-                })?;
-                let _ = self.piece_head.0.set(head);
-                (head, inputs, aux, None)
-            }
+        let Some(&head) = self.piece_head.0.get() else {
+            return self.first_witness_pieces(first, pieces, inputs, aux);
         };
-        let share = ((self.num_inputs - head.0) / k, (self.num_aux - head.1) / k);
-        if head.0 == 0
-            || head.0 + k * share.0 != self.num_inputs
-            || head.1 + k * share.1 != self.num_aux
-        {
-            return Err(Error::ShapeMismatch(format!(
-                "a head of {} inputs and {} aux values leaves no equal share for {k} pieces of a circuit of {} and {}",
-                head.0, head.1, self.num_inputs, self.num_aux
-            )));
-        }
-        // The vectors laid out whole, then every stretch not written yet written by its piece. What they held
-        // before (piece 0's head and part when it has run, a reused vector's old witness otherwise) is kept rather
-        // than cleared: once the count checks below pass, every slot has been written (the head from piece 0, each
-        // stretch by its piece), so clearing would only cost a pass over the memory.
-        let from = usize::from(first.is_none());
-        let lay_out = |v: &mut Vec<Scalar>, n: usize| {
-            v.truncate(n);
-            let have = v.len();
-            v.par_extend(rayon::iter::repeat_n(Scalar::ZERO, n - have));
-        };
+        let share = self.piece_share(k, head)?;
+        // The vectors laid out whole, then every stretch written by its piece. What they held before (a reused
+        // vector's old witness) is kept rather than cleared: once the count checks below pass, every slot has been
+        // written (the head from piece 0, each stretch by its piece), so clearing would only cost a pass over the
+        // memory.
+        let (mut inputs, mut aux) = (inputs, aux);
         lay_out(&mut inputs, self.num_inputs);
         lay_out(&mut aux, self.num_aux);
         inputs[0] = Scalar::ONE;
@@ -284,8 +261,7 @@ impl CompiledShape {
             .into_iter()
             .zip(stretches(rest_aux, share.1, k))
             .enumerate()
-            .skip(from)
-            .zip(first.into_iter().chain(pieces))
+            .zip(std::iter::once(first).chain(pieces))
             .collect();
         let outs: Vec<Result<WitnessCs<'_>>> = runs
             .into_par_iter()
@@ -305,26 +281,134 @@ impl CompiledShape {
                 Ok(cs)
             })
             .collect();
-        for (i, out) in (from..k).zip(outs) {
+        for (i, out) in outs.into_iter().enumerate() {
             let out = out?;
-            if (out.inputs.made, out.aux.made) != (head.0 + share.0, head.1 + share.1) {
-                return Err(Error::ShapeMismatch(format!(
-                    "piece {i} made {} inputs and {} aux values where its layout has {} and {}",
-                    out.inputs.made,
-                    out.aux.made,
-                    head.0 + share.0,
-                    head.1 + share.1
-                )));
-            }
+            check_piece(i, (out.inputs.made, out.aux.made), head, share)?;
             if i == 0 {
                 head_in.copy_from_slice(&out.inputs.head);
                 head_aux.copy_from_slice(&out.aux.head);
             } else if out.inputs.head != *head_in || out.aux.head != *head_aux {
-                return Err(Error::ShapeMismatch(format!(
-                    "piece {i}'s head differs from piece 0's: the pieces are not one circuit's"
-                )));
+                return Err(head_differs(i));
             }
         }
         Ok(Witness { inputs, aux })
     }
+
+    /// Each piece's share of the values past the head (inputs, aux), checked to add up to this shape with `head`.
+    fn piece_share(&self, k: usize, head: (usize, usize)) -> Result<(usize, usize)> {
+        let share = ((self.num_inputs - head.0) / k, (self.num_aux - head.1) / k);
+        if head.0 == 0
+            || head.0 + k * share.0 != self.num_inputs
+            || head.1 + k * share.1 != self.num_aux
+        {
+            return Err(Error::ShapeMismatch(format!(
+                "a head of {} inputs and {} aux values leaves no equal share for {k} pieces of a circuit of {} and {}",
+                head.0, head.1, self.num_inputs, self.num_aux
+            )));
+        }
+        Ok(share)
+    }
+
+    /// The first call's witness from k ≥ 2 pieces, while the head's size is unknown: every piece at once, each run
+    /// as a whole circuit into vectors of its own (piece 0 into `inputs` and `aux`, so that its head and part are in
+    /// place already), the head's size from piece 0's counts, then each other piece's part moved into its stretch.
+    fn first_witness_pieces<C: Circuit<Scalar> + Send>(
+        &self,
+        first: C,
+        rest: impl Iterator<Item = C>,
+        inputs: Vec<Scalar>,
+        aux: Vec<Scalar>,
+    ) -> Result<Witness> {
+        let jobs: Vec<_> = std::iter::once((first, Some((inputs, aux))))
+            .chain(rest.map(|piece| (piece, None)))
+            .enumerate()
+            .collect();
+        let k = jobs.len();
+        // A piece's own vectors start at its share of the shape and a quarter more for the head (they grow if that is
+        // too little; pages never written cost nothing); piece 0's at the whole shape, as they are laid out whole
+        // after.
+        let guess = |n: usize| n / k + n / (4 * k) + 64;
+        let guess = (guess(self.num_inputs), guess(self.num_aux));
+        let outs: Vec<Result<Witness>> = jobs
+            .into_par_iter()
+            .map(|(i, (piece, spare))| {
+                let (whole, (inputs, aux)) = match spare {
+                    Some(v) => ((self.num_inputs.max(1), self.num_aux), v),
+                    None => (guess, Default::default()),
+                };
+                self.run_witness_reserving(piece, inputs, aux, whole)
+                    .map_err(|e| match e {
+                        Error::Synthesis { source, .. } => Error::Synthesis { circuit: i, source },
+                        e => e,
+                    })
+            })
+            .collect();
+        let mut outs = outs.into_iter();
+        let Witness {
+            mut inputs,
+            mut aux,
+        } = outs.next().expect("piece 0 ran")?;
+        let rest: Vec<Witness> = outs.collect::<Result<_>>()?;
+        let made = (inputs.len(), aux.len());
+        let head = self.head_from_piece(k, made).ok_or_else(|| {
+            Error::ShapeMismatch(format!(
+                "{k} pieces of {} inputs and {} aux values each cannot make a circuit of {} and {}",
+                made.0, made.1, self.num_inputs, self.num_aux
+            ))
+        })?;
+        let share = self.piece_share(k, head)?;
+        for (i, w) in rest.iter().enumerate() {
+            check_piece(i + 1, (w.inputs.len(), w.aux.len()), head, share)?;
+            if w.inputs[..head.0] != inputs[..head.0] || w.aux[..head.1] != aux[..head.1] {
+                return Err(head_differs(i + 1));
+            }
+        }
+        let _ = self.piece_head.0.set(head);
+        lay_out(&mut inputs, self.num_inputs);
+        lay_out(&mut aux, self.num_aux);
+        // Part 0 is in place (piece 0 ran as a whole circuit); parts 1.. go to the stretches after it.
+        let parts_in = stretches(&mut inputs[head.0 + share.0..], share.0, k - 1);
+        let parts_aux = stretches(&mut aux[head.1 + share.1..], share.1, k - 1);
+        parts_in
+            .into_par_iter()
+            .zip(parts_aux)
+            .zip(rest.par_iter())
+            .for_each(|((dst_in, dst_aux), w)| {
+                dst_in.copy_from_slice(&w.inputs[head.0..]);
+                dst_aux.copy_from_slice(&w.aux[head.1..]);
+            });
+        Ok(Witness { inputs, aux })
+    }
+}
+
+/// `v` at length n: cut, or grown with zeros (in parallel: a PoRep partition's aux vector is 4 GB).
+fn lay_out(v: &mut Vec<Scalar>, n: usize) {
+    v.truncate(n);
+    let have = v.len();
+    v.par_extend(rayon::iter::repeat_n(Scalar::ZERO, n - have));
+}
+
+/// Whether piece i made the values (inputs, aux) its layout has room for.
+fn check_piece(
+    i: usize,
+    made: (usize, usize),
+    head: (usize, usize),
+    share: (usize, usize),
+) -> Result<()> {
+    if made != (head.0 + share.0, head.1 + share.1) {
+        return Err(Error::ShapeMismatch(format!(
+            "piece {i} made {} inputs and {} aux values where its layout has {} and {}",
+            made.0,
+            made.1,
+            head.0 + share.0,
+            head.1 + share.1
+        )));
+    }
+    Ok(())
+}
+
+fn head_differs(i: usize) -> Error {
+    Error::ShapeMismatch(format!(
+        "piece {i}'s head differs from piece 0's: the pieces are not one circuit's"
+    ))
 }

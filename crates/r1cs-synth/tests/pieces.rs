@@ -188,3 +188,46 @@ fn pieces_that_do_not_make_the_circuit_are_errors() {
         .unwrap();
     assert_eq!(w.aux_assignment, direct.aux_assignment);
 }
+
+#[test]
+fn first_call_errors_name_the_piece() {
+    // On a fresh shape the pieces run at once into vectors of their own: the checks must still name the piece.
+    let circuit = Parted::random(3, 1, 4, 6, 1);
+    let fresh = || CompiledShape::compile(circuit.clone()).unwrap();
+    let spare = ProvingAssignment::default;
+    let mismatch = |r: r1cs_synth::Result<ProvingAssignment>, want: &str| match r {
+        Err(Error::ShapeMismatch(m)) => assert!(m.contains(want), "{m}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    };
+    // Piece 2's part one value longer, its head the same.
+    let mut pieces = circuit.pieces();
+    pieces[2].parts = Parted::random(3, 1, 4, 7, 1).parts;
+    mismatch(
+        fresh().witness_assignment_pieces(pieces, spare()),
+        "piece 2 made",
+    );
+    // Piece 1 with another head.
+    let mut pieces = circuit.pieces();
+    pieces[1].head[2] += Scalar::ONE;
+    mismatch(
+        fresh().witness_assignment_pieces(pieces, spare()),
+        "piece 1's head differs",
+    );
+    // Piece 3's code fails; the shape has learned nothing, and the next call makes the right witness.
+    let shape = fresh();
+    let mut pieces = circuit.pieces();
+    pieces[3].fail = Some(3);
+    match shape.witness_assignment_pieces(pieces, spare()) {
+        Err(Error::Synthesis {
+            circuit: 3,
+            source: SynthesisError::AssignmentMissing,
+        }) => {}
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    let direct = synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap();
+    let w = shape
+        .witness_assignment_pieces(circuit.pieces(), spare())
+        .unwrap();
+    assert_eq!(w.input_assignment, direct.input_assignment);
+    assert_eq!(w.aux_assignment, direct.aux_assignment);
+}
