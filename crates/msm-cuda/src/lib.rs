@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod ffi;
+pub mod fixed_base;
 pub mod gpu;
 
 use blst::{blst_p1, blst_p1_affine, blst_p2, blst_p2_affine, MultiPoint};
@@ -30,6 +31,9 @@ pub enum Error {
         /// What failed.
         message: String,
     },
+    /// A window width the fixed-base tables do not take.
+    #[error("window of {0} bits: fixed-base tables take 1 to 24")]
+    Window(u32),
     /// A selection's words hold fewer bits than its length.
     #[error("selection of {bits} bits has only {words} 64-bit words")]
     SelectionShort {

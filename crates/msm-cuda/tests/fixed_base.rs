@@ -1,0 +1,125 @@
+//! The fixed-base tables' MSM (one set of buckets for every window's digits) against blst's Pippenger, on random
+//! inputs and edge cases, for window widths from 1 bit to 16; the signed digits against the scalars they encode.
+
+use blstrs::{G1Affine, G1Projective, Scalar};
+use ff::{Field, PrimeField};
+use group::{prime::PrimeCurveAffine, Group};
+use msm_cuda::fixed_base::{signed_digits, windows_for, FixedBaseTables, MAX_WINDOW};
+use msm_cuda::{msm_g1, Error};
+use rand::Rng;
+use test_utils::{edge_or_random_scalar, fresh_rng, random_g1};
+
+/// `Σ_w d_w · 2^(cw)` in the field.
+fn from_digits(digits: &[i32], window: u32) -> Scalar {
+    let step = Scalar::from(2u64).pow_vartime([u64::from(window)]);
+    digits.iter().rev().fold(Scalar::ZERO, |acc, &d| {
+        let v = Scalar::from(u64::from(d.unsigned_abs()));
+        acc * step + if d < 0 { -v } else { v }
+    })
+}
+
+#[test]
+fn signed_digits_encode_the_scalar_within_half_a_window() {
+    let mut rng = fresh_rng("signed_digits_encode_the_scalar_within_half_a_window");
+    // p - 1, the largest scalar, and 2^254 + ... patterns with every window's bits set.
+    let max = -Scalar::ONE;
+    let ones = Scalar::from_str_vartime(
+        "28948022309329048855892746252171976963317496166410141009864396001978282409983",
+    )
+    .unwrap(); // 2^254 - 1
+    for window in 1..=MAX_WINDOW {
+        let mut digits = vec![0i32; windows_for(window) as usize];
+        assert!(window * windows_for(window) >= 256, "window {window}");
+        let scalars = [Scalar::ZERO, Scalar::ONE, max, ones]
+            .into_iter()
+            .chain((0..20).map(|_| Scalar::random(&mut rng)));
+        for s in scalars {
+            signed_digits(&s, window, &mut digits);
+            let half = 1i64 << (window - 1);
+            assert!(
+                digits.iter().all(|&d| i64::from(d).abs() <= half),
+                "window {window}: {digits:?}"
+            );
+            assert_eq!(from_digits(&digits, window), s, "window {window}");
+        }
+    }
+}
+
+#[test]
+fn tables_hold_the_windows_powers_of_each_base() {
+    let mut rng = fresh_rng("tables_hold_the_windows_powers_of_each_base");
+    let mut bases = random_g1(5, &mut rng);
+    bases[3] = G1Affine::identity();
+    for window in [1u32, 7, 13] {
+        let t = FixedBaseTables::new(&bases, window).unwrap();
+        let w_count = windows_for(window) as usize;
+        assert_eq!((t.len(), t.windows() as usize), (5, w_count));
+        assert_eq!(t.points().len(), 5 * w_count);
+        for (i, p) in bases.iter().enumerate() {
+            for w in [0, 1, w_count - 1] {
+                let want = G1Projective::from(p)
+                    * Scalar::from(2u64).pow_vartime([u64::from(window) * w as u64]);
+                assert_eq!(
+                    G1Projective::from(t.points()[i * w_count + w]),
+                    want,
+                    "window {window}, base {i}, table {w}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn fixed_base_msm_equals_blst() {
+    let mut rng = fresh_rng("fixed_base_msm_equals_blst");
+    for n in [1usize, 2, 3, 7, 100, 257] {
+        let mut bases = random_g1(n, &mut rng);
+        let mut scalars: Vec<Scalar> = (0..n).map(|_| edge_or_random_scalar(&mut rng)).collect();
+        if n > 3 {
+            bases[1] = G1Affine::identity(); // identity base
+            bases[2] = bases[0]; // repeated base
+            scalars[3] = -Scalar::ONE; // p - 1
+            scalars[0] = Scalar::ZERO;
+        }
+        let want = msm_g1(&bases, &scalars).unwrap();
+        for window in [1u32, 2, 3, 5, 8, 11, 16] {
+            if n > 100 && window < 5 {
+                continue; // 257 bases × 86..256 tables: slow in a debug build, and covered at n = 100
+            }
+            let t = FixedBaseTables::new(&bases, window).unwrap();
+            assert_eq!(t.msm(&scalars).unwrap(), want, "n = {n}, window {window}");
+        }
+    }
+    // All zero, all one, and a base set with no bases.
+    let bases = random_g1(40, &mut rng);
+    let t = FixedBaseTables::new(&bases, rng.gen_range(4..=12)).unwrap();
+    assert_eq!(
+        t.msm(&[Scalar::ZERO; 40]).unwrap(),
+        G1Projective::identity()
+    );
+    let sum: G1Projective = bases.iter().map(G1Projective::from).sum();
+    assert_eq!(t.msm(&[Scalar::ONE; 40]).unwrap(), sum);
+    let empty = FixedBaseTables::new(&[], 8).unwrap();
+    assert!(empty.is_empty());
+    assert_eq!(empty.msm(&[]).unwrap(), G1Projective::identity());
+}
+
+#[test]
+fn fixed_base_inputs_that_do_not_fit_are_errors() {
+    let mut rng = fresh_rng("fixed_base_inputs_that_do_not_fit_are_errors");
+    let bases = random_g1(3, &mut rng);
+    for window in [0, MAX_WINDOW + 1] {
+        assert_eq!(
+            FixedBaseTables::new(&bases, window).unwrap_err(),
+            Error::Window(window)
+        );
+    }
+    let t = FixedBaseTables::new(&bases, 4).unwrap();
+    assert_eq!(
+        t.msm(&[Scalar::ONE; 2]).unwrap_err(),
+        Error::LengthMismatch {
+            bases: 3,
+            scalars: 2
+        }
+    );
+}
