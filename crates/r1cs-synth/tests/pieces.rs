@@ -171,21 +171,27 @@ fn pieces_that_do_not_make_the_circuit_are_errors() {
         shape.witness_assignment_pieces(pieces, spare()),
         "piece 2's head differs",
     );
-    // A piece whose own code fails is named.
+    // A piece whose own code fails is named, and the shape still makes the right witness afterwards.
+    failing_piece_is_named_then_right_witness(&shape, &circuit);
+}
+
+/// Piece 3 of `circuit`'s pieces fails its own code: the call names it, and the next call on `shape` with sound
+/// pieces makes the whole circuit's witness.
+fn failing_piece_is_named_then_right_witness(shape: &CompiledShape, circuit: &Parted) {
     let mut pieces = circuit.pieces();
     pieces[3].fail = Some(3);
-    match shape.witness_assignment_pieces(pieces, spare()) {
+    match shape.witness_assignment_pieces(pieces, ProvingAssignment::default()) {
         Err(Error::Synthesis {
             circuit: 3,
             source: SynthesisError::AssignmentMissing,
         }) => {}
         other => panic!("{:?}", other.map(|_| ())),
     }
-    // Still the right witness afterwards.
     let direct = synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap();
     let w = shape
-        .witness_assignment_pieces(circuit.pieces(), spare())
+        .witness_assignment_pieces(circuit.pieces(), ProvingAssignment::default())
         .unwrap();
+    assert_eq!(w.input_assignment, direct.input_assignment);
     assert_eq!(w.aux_assignment, direct.aux_assignment);
 }
 
@@ -213,21 +219,6 @@ fn first_call_errors_name_the_piece() {
         fresh().witness_assignment_pieces(pieces, spare()),
         "piece 1's head differs",
     );
-    // Piece 3's code fails; the shape has learned nothing, and the next call makes the right witness.
-    let shape = fresh();
-    let mut pieces = circuit.pieces();
-    pieces[3].fail = Some(3);
-    match shape.witness_assignment_pieces(pieces, spare()) {
-        Err(Error::Synthesis {
-            circuit: 3,
-            source: SynthesisError::AssignmentMissing,
-        }) => {}
-        other => panic!("{:?}", other.map(|_| ())),
-    }
-    let direct = synthesize(circuit.clone(), &SynthesisOptions::default()).unwrap();
-    let w = shape
-        .witness_assignment_pieces(circuit.pieces(), spare())
-        .unwrap();
-    assert_eq!(w.input_assignment, direct.input_assignment);
-    assert_eq!(w.aux_assignment, direct.aux_assignment);
+    // Piece 3's code fails on a fresh shape; it learns nothing, and the next call makes the right witness.
+    failing_piece_is_named_then_right_witness(&fresh(), &circuit);
 }
