@@ -11,7 +11,7 @@
 //! one digit after another. The digits are those of [`signed_digits`], which every implementation must share.
 
 use blstrs::{G1Affine, G1Projective, Scalar};
-use group::{Curve, Group};
+use group::Group;
 use rayon::prelude::*;
 
 use crate::{Error, Result};
@@ -107,11 +107,7 @@ impl FixedBaseTables {
                 })
             })
             .collect();
-        let mut points = vec![G1Affine::default(); proj.len()];
-        const CHUNK: usize = 1 << 12;
-        proj.par_chunks(CHUNK)
-            .zip(points.par_chunks_mut(CHUNK))
-            .for_each(|(p, a)| G1Projective::batch_normalize(p, a));
+        let points = curve_batch::par_to_affine_vec(&proj);
         Ok(FixedBaseTables {
             window,
             windows,

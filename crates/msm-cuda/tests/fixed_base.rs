@@ -1,13 +1,15 @@
 //! The fixed-base tables' MSM (one set of buckets for every window's digits) against blst's Pippenger, on random
 //! inputs and edge cases, for window widths from 1 bit to 16; the signed digits against the scalars they encode.
 
+mod common;
+
 use blstrs::{G1Affine, G1Projective, Scalar};
 use ff::{Field, PrimeField};
 use group::{prime::PrimeCurveAffine, Group};
 use msm_cuda::fixed_base::{signed_digits, windows_for, FixedBaseTables, MAX_WINDOW};
 use msm_cuda::{msm_g1, Error};
 use rand::Rng;
-use test_utils::{edge_or_random_scalar, fresh_rng, random_g1};
+use test_utils::{fresh_rng, random_g1};
 
 /// `Σ_w d_w · 2^(cw)` in the field.
 fn from_digits(digits: &[i32], window: u32) -> Scalar {
@@ -73,14 +75,8 @@ fn tables_hold_the_windows_powers_of_each_base() {
 fn fixed_base_msm_equals_blst() {
     let mut rng = fresh_rng("fixed_base_msm_equals_blst");
     for n in [1usize, 2, 3, 7, 100, 257] {
-        let mut bases = random_g1(n, &mut rng);
-        let mut scalars: Vec<Scalar> = (0..n).map(|_| edge_or_random_scalar(&mut rng)).collect();
-        if n > 3 {
-            bases[1] = G1Affine::identity(); // identity base
-            bases[2] = bases[0]; // repeated base
-            scalars[3] = -Scalar::ONE; // p - 1
-            scalars[0] = Scalar::ZERO;
-        }
+        // Identity, repeated and negated bases, scalars 0, 1 and p - 1 among random ones (from n = 6 up).
+        let (bases, scalars) = common::edge_inputs(n, &mut rng);
         let want = msm_g1(&bases, &scalars).unwrap();
         for window in [1u32, 2, 3, 5, 8, 11, 16] {
             if n > 100 && window < 5 {

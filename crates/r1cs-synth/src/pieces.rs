@@ -232,8 +232,8 @@ impl CompiledShape {
     fn witness_pieces<C: Circuit<Scalar> + Send>(
         &self,
         pieces: Vec<C>,
-        inputs: Vec<Scalar>,
-        aux: Vec<Scalar>,
+        mut inputs: Vec<Scalar>,
+        mut aux: Vec<Scalar>,
     ) -> Result<Witness> {
         let k = pieces.len();
         let mut pieces = pieces.into_iter();
@@ -251,7 +251,6 @@ impl CompiledShape {
         // vector's old witness) is kept rather than cleared: once the count checks below pass, every slot has been
         // written (the head from piece 0, each stretch by its piece), so clearing would only cost a pass over the
         // memory.
-        let (mut inputs, mut aux) = (inputs, aux);
         lay_out(&mut inputs, self.num_inputs);
         lay_out(&mut aux, self.num_aux);
         inputs[0] = Scalar::ONE;
