@@ -2384,7 +2384,9 @@ cuzk_status cuzk_msm_scratch_create(cuzk_msm_scratch** out) {
     for (auto& e : S->chunk_ev) e = nullptr;
     for (auto& e : S->side_ev) e = nullptr;
     cudaError_t e = stream_create(&S->stream, "msm");
-    if (e == cudaSuccess) e = stream_create(&S->copy_stream, "msm");
+    // The copy stream keeps the default priority even under CUZK_STREAM_PRIORITY=msm: a deferred pass B on it then
+    // takes only the SM room the rounds leave (accumulate_affine).
+    if (e == cudaSuccess) e = stream_create(&S->copy_stream, "msm-copy");
     for (int i = 0; i < 8 && e == cudaSuccess; i++) e = cudaEventCreate(&S->ev[i]);
     for (auto& ev : S->chunk_ev)
         if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
