@@ -450,22 +450,22 @@ struct StageMap {
     }
 };
 
-// The stage entries [first, last) of [0, len) that a pass-B block (blockIdx.x) takes, and the keys they can hold: read
+// The stage entries [first, last) of [from, to) that a pass-B block (blockIdx.x) takes, and the keys they can hold: read
 // in the layout's order (StageMap), so every key of the tile lies in [lo, lo + span), from the start of the first
 // entry's bin to the end of the last entry's. The kernels still check every key against the span, and a tile with a
 // key outside it takes the per-entry path: an unordered stage costs time, not correctness. q: the first entry's
 // segment.
 struct StageTile {
     uint32_t first, last, lo, span, q;
-    __device__ __forceinline__ StageTile(const uint2* __restrict__ stage, const StageMap& m, uint32_t len,
-                                         uint32_t buckets, uint32_t c) {
+    __device__ __forceinline__ StageTile(const uint2* __restrict__ stage, const StageMap& m, uint32_t from,
+                                         uint32_t to, uint32_t buckets, uint32_t c) {
         const uint32_t s = stage_shift(c);
         auto bin_start = [&](uint32_t key) {
             const uint32_t w = key / buckets;
             return w * buckets + (((key - w * buckets) >> s) << s);
         };
-        first = blockIdx.x * STAGE_ENTRIES;
-        last = min(len, first + STAGE_ENTRIES);
+        first = from + blockIdx.x * STAGE_ENTRIES;
+        last = min(to, first + STAGE_ENTRIES);
         q = m.seg ? m.find(first) : 0;
         uint32_t q_last = q;
         lo = bin_start(stage[m.at(first, q)].x);
@@ -482,7 +482,7 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_count_kernel(const uint2*
                                                                     uint32_t len, uint32_t buckets, uint32_t c,
                                                                     uint32_t* __restrict__ counts) {
     __shared__ uint32_t off[STAGE_SPAN_B];
-    const StageTile t(stage, m, len, buckets, c);
+    const StageTile t(stage, m, 0, len, buckets, c);
     uint32_t key[STAGE_PER_B];  // all loads in flight before the first atomic
     bool fits = t.span <= STAGE_SPAN_B;
     uint32_t q = t.q;
@@ -511,19 +511,21 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_count_kernel(const uint2*
 // Shared memory of stage_fine_kernel: two counters a key of the span, the scan's 8 words, the sorted tile.
 constexpr size_t STAGE_FINE_SMEM = ((size_t)2 * STAGE_SPAN_B + 8) * 4 + (size_t)STAGE_ENTRIES * sizeof(uint2);
 
-// Stage entries [blockIdx.x * STAGE_ENTRIES, ...) of [0, len) to their buckets' runs in `entries` (cursor: where each
-// bucket's next entry goes, absolute). A tile whose keys span more than STAGE_SPAN_B (tiny coarse bins, as in a small
-// MSM), or that holds a key outside its span (see StageTile), places each entry with its own atomic instead.
+// Stage entries [from + blockIdx.x * STAGE_ENTRIES, ...) of [from, to) to their buckets' runs in `entries` (cursor:
+// where each bucket's next entry goes, absolute). A tile whose keys span more than STAGE_SPAN_B (tiny coarse bins, as
+// in a small MSM), or that holds a key outside its span (see StageTile), places each entry with its own atomic instead.
+// A range that starts at a window's first entry and ends at another's takes just those windows' buckets (the stage is
+// in window order), so pass B can run window group by window group (DeferredFine).
 __global__ void __launch_bounds__(STAGE_THREADS) stage_fine_kernel(const uint2* __restrict__ stage, StageMap m,
-                                                                   uint32_t len, uint32_t buckets, uint32_t c,
-                                                                   uint32_t* __restrict__ cursor,
+                                                                   uint32_t from, uint32_t to, uint32_t buckets,
+                                                                   uint32_t c, uint32_t* __restrict__ cursor,
                                                                    uint32_t* __restrict__ entries) {
     extern __shared__ uint32_t smem[];
     uint32_t* off = smem;
     uint32_t* run = smem + STAGE_SPAN_B;
     uint32_t* tmp = smem + 2 * STAGE_SPAN_B;
     uint2* tile = reinterpret_cast<uint2*>(smem + 2 * STAGE_SPAN_B + 8);
-    const StageTile t(stage, m, len, buckets, c);
+    const StageTile t(stage, m, from, to, buckets, c);
     const uint32_t first = t.first, last = t.last, lo = t.lo, span = t.span;
     uint2 v[STAGE_PER_B];
     bool fits = span <= STAGE_SPAN_B;
@@ -1099,6 +1101,8 @@ struct cuzk_msm_scratch {
     // The chunked upload's copies, and each chunk's arrival.
     cudaStream_t copy_stream;
     cudaEvent_t chunk_ev[UPLOAD_CHUNKS];
+    // A deferred pass B on the copy stream beside the first group's rounds: its start and its end (accumulate_affine).
+    cudaEvent_t side_ev[2];
     Scratch scalars, canon, ones, counters, counts, offsets, cursor, entries, cub, parts_a, parts_b, ones_sums;
     Scratch tcount[2], toff[2], task_bucket, tasks[2], level_max;
     Scratch sort_keys[2], sort_index[2], sort_tmp;
@@ -1271,7 +1275,7 @@ cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon,
         CUZK_TRY(cudaMemcpyAsync(cursor + first, offsets + first, items * 4, cudaMemcpyDeviceToDevice, st));
         if (len > 0) {
             stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(
-                stage, StageMap{}, (uint32_t)len, buckets, c, cursor, entries);
+                stage, StageMap{}, 0, (uint32_t)len, buckets, c, cursor, entries);
             CUZK_TRY_LAUNCH("stage_fine_kernel");
         }
         w0 += g;
@@ -1534,12 +1538,64 @@ __global__ void chunk_layout_kernel(uint32_t m, uint32_t chunk, uint32_t k, uint
     cnt[i] = (uint32_t)(m - s < chunk ? m - s : chunk);
 }
 
+// Pass B of the staged sort after a chunked upload, not yet run: the stage's entries (in window order, see
+// stage_fine_kernel) to their buckets' runs in `entries`. The stage lives in the rounds' first buffer (ba_elems[0]).
+struct DeferredFine {
+    const uint2* stage;
+    StageMap map;
+    uint32_t buckets, c;
+    uint32_t* cursor;
+    uint32_t* entries;
+
+    // Entries [from, to) of the stage, on st.
+    cuzk_status launch(cudaStream_t st, uint32_t from, uint32_t to) const {
+        if (to <= from) return status_ok();
+        stage_fine_kernel<<<blocks_for(to - from, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(
+            stage, map, from, to, buckets, c, cursor, entries);
+        CUZK_TRY_LAUNCH("stage_fine_kernel");
+        return status_ok();
+    }
+};
+
+// CUZK_MSM_FINE_OVERLAP=0|1 (read once; 1 unless set): whether a deferred pass B may place the windows after the
+// first group's on the copy stream while the first group's rounds run (accumulate_affine). An A/B switch.
+bool fine_overlap_enabled() {
+    static const bool v = env_u32("CUZK_MSM_FINE_OVERLAP", 0, 1, 1) != 0;
+    return v;
+}
+
+// CUZK_MSM_GROUP_WINDOWS=K (read once, 1..1024): at most K windows a group of rounds, for the tests (small MSMs then
+// run several groups, and a deferred pass B overlaps the first); no cap unless set.
+uint32_t group_windows_cap() {
+    static const uint32_t v = env_u32("CUZK_MSM_GROUP_WINDOWS", 1, 1024, 1024);
+    return v;
+}
+
+// Whether the card can give `bytes` more, with 1 GiB to spare.
+bool room_for(size_t bytes) {
+    if (bytes == 0) return true;
+    size_t free_b = 0, total_b = 0;
+    if (cuzk::mem_get_info(&free_b, &total_b) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return usable_free(free_b, total_b) >= bytes + (1ull << 30);
+}
+
 // Buckets [0, windows * buckets) summed into `out` from the sorted digits, by batch-affine rounds, windows taken
 // in groups whose working memory fits `budget` (one window at least). Sets *rounds to the rounds run in all.
 // `counts` and `offsets` give each bucket's run of `entries` (base index, sign in the top bit).
+//
+// `fine`, when given, is pass B still to run (after a chunked upload; counts and offsets are final). The first
+// group's windows are placed first, on st. The rest are placed on the set's copy stream beside the first group's
+// rounds, when that is safe: the stage lives in ba_elems[0], so the first group's round 0 writes ba_elems[1] instead
+// (`flip`, which takes ba_elems[1] at round 0's size, so the card must have room for it) and its round 1 waits for the
+// copy stream, and ba_elems[0] must need no reallocation for round 1. Else the rest is placed on st before the rounds,
+// as a whole pass B would be. Pass B is memory-bound, the rounds are bound by their products: the first group's round
+// 0 hides most of it.
 cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine_t<Fp>* bases, const uint32_t* counts,
                               const uint32_t* offsets, const uint32_t* entries, uint32_t windows, uint32_t buckets,
-                              size_t budget, xyzz_t<Fp>* out, uint32_t* rounds) {
+                              size_t budget, xyzz_t<Fp>* out, uint32_t* rounds, const DeferredFine* fine = nullptr) {
     *rounds = 0;
     const uint32_t total = windows * buckets;
     CUZK_CHECK(scratch(B->ba_bounds, (2 * (size_t)windows + 1) * 4, "window bounds"));
@@ -1552,12 +1608,13 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
     CUZK_TRY(cudaMemcpyAsync(hb.data(), bounds, hb.size() * 4, cudaMemcpyDeviceToHost, st));
     CUZK_TRY(cudaStreamSynchronize(st));
     const uint32_t* hlong = hb.data() + windows + 1;
+    bool side_pending = false;  // the copy stream is placing the later windows; st waits before writing ba_elems[0]
 
     for (uint32_t w0 = 0; w0 < windows;) {
         uint32_t w1 = w0 + 1;
         // (Positions within a group below 2^31 keep the slot map's flag bit free; a window of 2^31 digits and more,
         // an MSM of over 2^31 scalars, searches.)
-        while (w1 < windows && hb[w1 + 1] - hb[w0] < BA_ALONE &&
+        while (w1 < windows && w1 - w0 < group_windows_cap() && hb[w1 + 1] - hb[w0] < BA_ALONE &&
                ba_group_bytes(hb[w1 + 1] - hb[w0], (uint64_t)(w1 + 1 - w0) * buckets) <= budget)
             w1++;
         const uint32_t b0 = w0 * buckets, nb = (w1 - w0) * buckets;
@@ -1567,12 +1624,19 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
         BaSource<true> src0{bases, entries, hb[w0]};
         BaSource<false> src{nullptr, nullptr, 0};
         const uint32_t tail = ba_tail_len();
+        const size_t e1 = ba_next_bound(E, nb), e2 = ba_next_bound(e1, nb);
+        const size_t b1 = e1 * sizeof(affine_t<Fp>), b2 = e2 * sizeof(affine_t<Fp>);
+        bool overlap = false;
+        if (fine && w0 == 0 && w1 < windows && fine_overlap_enabled())
+            overlap = most <= tail || (B->ba_elems[0].cap >= b2 &&
+                                       room_for(b1 > B->ba_elems[1].cap ? b1 - B->ba_elems[1].cap : 0));
+        const int flip = overlap && most > tail ? 1 : 0;
+        uint32_t* slots = nullptr;
+        size_t tmp = 0;
         if (most > tail) {
-            size_t e1 = ba_next_bound(E, nb), e2 = ba_next_bound(e1, nb);
-            CUZK_CHECK(scratch(B->ba_elems[0], e1 * sizeof(affine_t<Fp>), "batch-affine sums"));
-            CUZK_CHECK(scratch(B->ba_elems[1], e2 * sizeof(affine_t<Fp>), "batch-affine sums"));
+            CUZK_CHECK(scratch(B->ba_elems[flip], b1, "batch-affine sums"));
+            CUZK_CHECK(scratch(B->ba_elems[1 - flip], b2, "batch-affine sums"));
             CUZK_CHECK(scratch(B->ba_tree, inv_tree_elems((uint32_t)e1) * sizeof(fp_t), "the inversion tree"));
-            uint32_t* slots = nullptr;
             if (slot_map_enabled() && E < BA_ALONE) {
                 CUZK_CHECK(scratch(B->ba_slots, e1 * sizeof(uint32_t), "the rounds' slot map"));
                 slots = (uint32_t*)B->ba_slots.ptr;
@@ -1581,16 +1645,34 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
                 CUZK_CHECK(scratch(B->ba_cnt[i], (size_t)nb * 4, "batch-affine counts"));
                 CUZK_CHECK(scratch(B->ba_off[i], (size_t)nb * 4, "batch-affine offsets"));
             }
-            size_t tmp = 0;
             CUZK_TRY(cub::DeviceScan::ExclusiveSum(nullptr, tmp, (uint32_t*)B->ba_cnt[0].ptr,
                                                    (uint32_t*)B->ba_off[0].ptr, (int)nb, st));
             CUZK_CHECK(scratch(B->cub, tmp, "the scan"));
+        }
+        // Pass B, deferred: after this group's allocations (a reallocation would wait for the copy stream).
+        if (fine && w0 == 0) {
+            CUZK_CHECK(fine->launch(st, hb[0], hb[w1]));
+            if (overlap) {
+                CUZK_TRY(cudaEventRecord(B->side_ev[0], st));
+                CUZK_TRY(cudaStreamWaitEvent(B->copy_stream, B->side_ev[0], 0));
+                CUZK_CHECK(fine->launch(B->copy_stream, hb[w1], hb[windows]));
+                CUZK_TRY(cudaEventRecord(B->side_ev[1], B->copy_stream));
+                side_pending = true;
+            } else {
+                CUZK_CHECK(fine->launch(st, hb[w1], hb[windows]));
+            }
+        }
+        if (most > tail) {
             fp_t* tree = (fp_t*)B->ba_tree.ptr;
             uint64_t bound = E;
             for (int r = 0; most > tail; r++) {
                 uint32_t* ncnt = (uint32_t*)B->ba_cnt[r % 2].ptr;
                 uint32_t* noff = (uint32_t*)B->ba_off[r % 2].ptr;
-                affine_t<Fp>* out_pts = (affine_t<Fp>*)B->ba_elems[r % 2].ptr;
+                affine_t<Fp>* out_pts = (affine_t<Fp>*)B->ba_elems[(r + flip) % 2].ptr;
+                if (side_pending && (r + flip) % 2 == 0) {
+                    CUZK_TRY(cudaStreamWaitEvent(st, B->side_ev[1], 0));
+                    side_pending = false;
+                }
                 ba_halve_kernel<<<blocks_for(nb, 256), 256, 0, st>>>(L.cnt, nb, ncnt);
                 CUZK_TRY_LAUNCH("ba_halve_kernel");
                 CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, ncnt, noff, (int)nb, st));
@@ -1611,6 +1693,10 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
             ba_tail_kernel<true><<<blocks_for(nb, 128), 128, 0, st>>>(src0, L, out + b0);
         }
         CUZK_TRY_LAUNCH("ba_tail_kernel");
+        if (side_pending) {  // the next group reads its entries and writes ba_elems[0]
+            CUZK_TRY(cudaStreamWaitEvent(st, B->side_ev[1], 0));
+            side_pending = false;
+        }
         w0 = w1;
     }
     return status_ok();
@@ -1755,13 +1841,15 @@ cuzk_status upload_and_stage(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* h
     return status_ok();
 }
 
-// The rest of the staged sort after upload_and_stage: the buckets' counts from the whole stage (`counts` zeroed by the
-// caller), their offsets, the windows' starts (`start`, as sort_staged gives them) and pass B.
+// The rest of the staged sort after upload_and_stage but pass B: the buckets' counts from the whole stage (`counts`
+// zeroed by the caller), their offsets, the cursors and the windows' starts (`start`, as sort_staged gives them).
+// Pass B is left in *fine, for the caller to run whole or to defer to the accumulation (accumulate_affine).
 cuzk_status finish_stage(cuzk_msm_scratch* B, cudaStream_t st, uint32_t c, uint32_t windows, uint32_t buckets,
-                         uint32_t len, size_t segs_at, uint32_t segs, uint32_t* counts, uint32_t* offsets, uint32_t* cursor, uint32_t* entries,
-                         size_t scan_bytes, std::vector<uint32_t>* start) {
+                         const Prestaged& pre, uint32_t* counts, uint32_t* offsets, uint32_t* cursor,
+                         uint32_t* entries, size_t scan_bytes, std::vector<uint32_t>* start, DeferredFine* fine) {
+    const uint32_t len = pre.digits;
     const uint2* stage = (const uint2*)B->ba_elems[0].ptr;
-    const StageMap map{(const uint2*)((uint32_t*)B->stage_cursor.ptr + segs_at), segs};
+    const StageMap map{(const uint2*)((uint32_t*)B->stage_cursor.ptr + pre.segs_at), pre.segs};
     const size_t total = (size_t)windows * buckets;
     if (len > 0) {
         stage_count_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, 0, st>>>(stage, map, len, buckets, c,
@@ -1770,15 +1858,9 @@ cuzk_status finish_stage(cuzk_msm_scratch* B, cudaStream_t st, uint32_t c, uint3
     }
     CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, scan_bytes, counts, offsets, (int)total, st));
     CUZK_TRY(cudaMemcpyAsync(cursor, offsets, total * 4, cudaMemcpyDeviceToDevice, st));
-    if (len > 0) {
-        stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(stage, map, len,
-                                                                                                 buckets, c, cursor,
-                                                                                                 entries);
-        CUZK_TRY_LAUNCH("stage_fine_kernel");
-    }
-    // After pass B in the stream (it leaves counts and offsets alone): the host waits once, for both.
     CUZK_CHECK(window_starts(st, offsets, counts, windows, buckets, start));
     if ((*start)[windows] != len) return status_msg(1, "the chunked sort lost digits (an internal error)");
+    *fine = DeferredFine{stage, map, buckets, c, cursor, entries};
     return status_ok();
 }
 
@@ -1907,9 +1989,13 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         // Window tables always take the staged sort (it alone merges the windows' digits).
         const bool staged = merge || use_staged_sort(n, others, c);
         // The chunked upload's stage serves when it was made for this window and the staged sort is the one to run.
+        // Its pass B is deferred to the batch-affine accumulation, or run below.
+        DeferredFine fine{};
+        bool fine_pending = false;
         if (staged && pre.done && pre.c == c) {
-            CUZK_CHECK(finish_stage(B, st, c, windows, buckets, pre.digits, pre.segs_at, pre.segs, counts, offsets, cursor,
-                                    (uint32_t*)B->entries.ptr, tmp, &start));
+            CUZK_CHECK(finish_stage(B, st, c, windows, buckets, pre, counts, offsets, cursor,
+                                    (uint32_t*)B->entries.ptr, tmp, &start, &fine));
+            fine_pending = true;
         } else if (staged) {
             CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, counts, offsets, cursor,
                                    (uint32_t*)B->entries.ptr, tmp, &start, merge));
@@ -1940,9 +2026,8 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
                                                  (uint32_t*)B->entries.ptr);
             CUZK_TRY_LAUNCH("scatter_kernel");
         }
-        CUZK_TRY(cudaEventRecord(B->ev[3], st));
 
-        // 3. accumulate, in levels of tasks (see task_count_kernel).
+        // 3. accumulate: by batch-affine rounds or in levels of tasks (see task_count_kernel).
         // The reduction's windows: over window tables, the parts are one window of `total` buckets.
         const uint32_t rwindows = merge ? 1 : windows, rbuckets = merge ? total : buckets;
         const uint32_t seg = weighted_segment<F>(rwindows, rbuckets);
@@ -1967,10 +2052,18 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
             }
         }
         stats->accumulation = affine ? CUZK_MSM_ACCUMULATE_AFFINE : CUZK_MSM_ACCUMULATE_XYZZ;
+        // A pass B left for the rounds runs in the accumulation phase (its first group's windows, or all of it
+        // when it cannot overlap the rounds); else here, in the sort phase.
+        if (fine_pending && !(affine && fine_overlap_enabled())) {
+            CUZK_CHECK(fine.launch(st, 0, start[windows]));
+            fine_pending = false;
+        }
+        CUZK_TRY(cudaEventRecord(B->ev[3], st));
         if (affine) {
             if constexpr (std::is_same<F, Fp>::value) {
                 CUZK_CHECK(accumulate_affine(B, st, bases, counts, offsets, (const uint32_t*)B->entries.ptr, windows,
-                                             buckets, budget, cur, &stats->affine_rounds));
+                                             buckets, budget, cur, &stats->affine_rounds,
+                                             fine_pending ? &fine : nullptr));
             }
         } else {
             for (int i = 0; i < 2; i++) {
@@ -2446,10 +2539,15 @@ cuzk_status cuzk_msm_scratch_create(cuzk_msm_scratch** out) {
     S->copy_stream = nullptr;
     for (auto& e : S->ev) e = nullptr;
     for (auto& e : S->chunk_ev) e = nullptr;
+    for (auto& e : S->side_ev) e = nullptr;
     cudaError_t e = stream_create(&S->stream, "msm");
-    if (e == cudaSuccess) e = stream_create(&S->copy_stream, "msm");
+    // The copy stream keeps the default priority even under CUZK_STREAM_PRIORITY=msm: a deferred pass B on it then
+    // takes only the SM room the rounds leave (accumulate_affine).
+    if (e == cudaSuccess) e = stream_create(&S->copy_stream, "msm-copy");
     for (int i = 0; i < 8 && e == cudaSuccess; i++) e = cudaEventCreate(&S->ev[i]);
     for (auto& ev : S->chunk_ev)
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    for (auto& ev : S->side_ev)
         if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
     if (e != cudaSuccess) {
         cuzk_msm_scratch_destroy(S);
@@ -2468,6 +2566,8 @@ cuzk_status cuzk_msm_scratch_destroy(cuzk_msm_scratch* S) {
     for (auto& e : S->ev)
         if (e) cudaEventDestroy(e);
     for (auto& e : S->chunk_ev)
+        if (e) cudaEventDestroy(e);
+    for (auto& e : S->side_ev)
         if (e) cudaEventDestroy(e);
     if (S->stream) cudaStreamDestroy(S->stream);
     if (S->copy_stream) cudaStreamDestroy(S->copy_stream);
