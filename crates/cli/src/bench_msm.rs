@@ -61,6 +61,11 @@ pub struct MsmArgs {
     /// (as the prover does with `CUZK_GPU_PARAMS=streamed`, for cards that cannot hold the parameters).
     #[arg(long, value_name = "N")]
     streamed_chunk: Option<usize>,
+    /// Also time each size against window tables of C-bit digits (10 to 24): every base's 2^(C·w) multiples kept on
+    /// the device, so that all windows' digits share one set of buckets. Built per size, for that size's bases
+    /// (⌈256/C⌉ points a base: 2^26 bases at C = 24 take 71 GB); the first accumulation of --accumulate.
+    #[arg(long, value_name = "C")]
+    tables: Option<u32>,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -209,6 +214,27 @@ pub fn run(a: MsmArgs) -> Result<()> {
     let mut tuned: Vec<(u32, u32, f64)> = Vec::new();
     for &lg in &a.sizes {
         let n = 1usize << lg;
+        let tables = match a.tables {
+            Some(c) => {
+                let t = Instant::now();
+                let tables =
+                    DeviceBases::upload_tables_sharing(&all_bases[..n], c, resident.scratch())
+                        .with_context(|| {
+                            format!("building window tables of {c} bits for 2^{lg} bases")
+                        })?;
+                report.text(
+                    &format!("tables 2^{lg}"),
+                    format!(
+                        "{c}-bit windows, {} points a base, {:.2} GiB, built in {:.2} s",
+                        256u32.div_ceil(c),
+                        tables.device_bytes()? as f64 / (1u64 << 30) as f64,
+                        t.elapsed().as_secs_f64()
+                    ),
+                );
+                Some(tables)
+            }
+            None => None,
+        };
         let kinds = match a.scalars {
             ScalarKind::Both => vec![ScalarKind::Random, ScalarKind::Porep],
             k => vec![k],
@@ -305,6 +331,33 @@ pub fn run(a: MsmArgs) -> Result<()> {
                         s.upload_chunks,
                         s.ms_classify, s.ms_sort, s.ms_accumulate, s.ms_reduce, s.ms_ones, s.ones_rounds, s.ms_total,
                         s.ms_combine, s.zeros, s.ones, s.others
+                    ),
+                );
+            }
+            if let Some(tables) = &tables {
+                let want = want.or(agreed.map(|(_, p)| p));
+                let opts = MsmOptions {
+                    window: None,
+                    ..opts
+                };
+                let (times, s, _) = time_runs(
+                    || tables.msm(0, GpuScalars::Host(&pinned), &opts),
+                    n,
+                    &opts,
+                    a.iterations,
+                    want,
+                )?;
+                let (med, min, max) = median(times);
+                report.time(
+                    &format!("g1 2^{lg} {kind:?} tables median"),
+                    std::time::Duration::from_secs_f64(med / 1e3),
+                );
+                report.text(
+                    &format!("G1 MSM 2^{lg} {kind:?} tables"),
+                    format!(
+                        "{med:.3} ms (median of {}, min {min:.3}, max {max:.3}); window {} over tables, {} digits in                          one window of buckets; {} accumulation ({} affine rounds); device: upload {:.2}, classify                          {:.2}, sort {:.2}, accumulate {:.2}, reduce {:.2}, ones {:.2}, total {:.2}",
+                        a.iterations, s.window, s.digits, s.accumulation.name(), s.affine_rounds, s.ms_upload,
+                        s.ms_classify, s.ms_sort, s.ms_accumulate, s.ms_reduce, s.ms_ones, s.ms_total
                     ),
                 );
             }

@@ -1,7 +1,7 @@
 // Streams of the kernel libraries, with the priority switch CUZK_STREAM_PRIORITY (an A/B switch for two prover lanes
 // on one GPU, whose kernels compete for the SMs): `msm` gives the MSM scratch's stream the device's greatest priority,
 // `ntt` gives it to ntt-cuda's streams (the H polynomial, uploads, the sparse products); unset, every stream has the
-// default priority. The block scheduler dispatches a higher-priority stream's pending blocks first.
+// default priority. Other roles (the MSM scratch's copy stream, "msm-copy") always have the default priority. The block scheduler dispatches a higher-priority stream's pending blocks first.
 #pragma once
 #include <cuda_runtime.h>
 

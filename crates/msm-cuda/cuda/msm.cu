@@ -122,10 +122,11 @@ __device__ __forceinline__ void for_each_digit(const fr_t& s, uint32_t c, uint32
 // Scalar arrays are read and written 16 bytes at a time (fr_t itself is only 4-byte aligned, so a plain copy is
 // eight word accesses): device allocations are 256-byte aligned, and run_msm checks the caller's pointer (in16).
 // Scalars [0, n) of `in` are the MSM's scalars [i0, i0 + n) (a chunk of an upload, see upload_and_stage): the ones
-// list takes their indices in the whole MSM.
+// list takes their indices in the whole MSM, times `stride` (the tables a base has in a set of window tables, where
+// base i's own point is at i * stride; 1 otherwise).
 __global__ void classify_kernel(const fr_t* __restrict__ in, bool in16, fr_t* __restrict__ canon, uint32_t n,
                                 int split, uint32_t* __restrict__ ones_list, uint32_t* __restrict__ counters,
-                                uint32_t i0) {
+                                uint32_t i0, uint32_t stride) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     bool one = false, other = false;
     if (i < n) {
@@ -160,7 +161,7 @@ __global__ void classify_kernel(const fr_t* __restrict__ in, bool in16, fr_t* __
         if (others) atomicAdd(&counters[1], others);
     }
     __syncthreads();
-    if (one) ones_list[block_base + warp_ones[warp] + __popc(ones_mask & ((1u << lane) - 1))] = i0 + i;
+    if (one) ones_list[block_base + warp_ones[warp] + __popc(ones_mask & ((1u << lane) - 1))] = (i0 + i) * stride;
 }
 
 __device__ __forceinline__ bool is_pippenger(const fr_t& c, int split) {
@@ -286,10 +287,12 @@ __device__ uint32_t block_exclusive_scan(uint32_t* a, uint32_t m, uint32_t* tmp)
 // 2^27 random that is 1.7e9 atomics on 6.8M counters, 17.5 ms at the L2's atomic rate (ncu, H200, 2026-12-04), more
 // than a third of the sort. The staged sort now takes the buckets' counts from its stage instead (stage_count_kernel).
 // Dynamic shared memory: windows * coarse words (coarse_histogram_smem). Grid-stride over the scalars.
+// merge = W > 0 (an MSM over window tables, see cuzk_msm_bases_create_tables): the digits of W windows all count in
+// window 0's bins (`windows` is then 1).
 inline size_t coarse_histogram_smem(uint32_t c) { return (size_t)((256 + c - 1) / c) * stage_coarse(c) * 4; }
 
 __global__ void __launch_bounds__(256) coarse_histogram_kernel(const fr_t* __restrict__ canon, uint32_t n, int split,
-                                                               uint32_t c, uint32_t windows,
+                                                               uint32_t c, uint32_t windows, uint32_t merge,
                                                                uint32_t* __restrict__ bins) {
     extern __shared__ uint32_t cnt[];
     const uint32_t coarse = stage_coarse(c), s = stage_shift(c), m = windows * coarse;
@@ -298,7 +301,8 @@ __global__ void __launch_bounds__(256) coarse_histogram_kernel(const fr_t* __res
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
         const fr_t sc = load16(&canon[i]);
         if (!is_pippenger(sc, split)) continue;
-        for_each_digit(sc, c, windows, [&](uint32_t w, uint32_t d, bool) { atomicAdd(&cnt[w * coarse + (d >> s)], 1u); });
+        for_each_digit(sc, c, merge ? merge : windows,
+                       [&](uint32_t w, uint32_t d, bool) { atomicAdd(&cnt[(merge ? 0 : w) * coarse + (d >> s)], 1u); });
     }
     __syncthreads();
     for (uint32_t i = threadIdx.x; i < m; i += blockDim.x)
@@ -312,11 +316,13 @@ inline size_t stage_coarse_smem(uint32_t c) {
 
 // Windows [w0, w0 + g) of scalars [blockIdx.x * STAGE_SCALARS, ...) to stage[pos - base], where pos is the entry's
 // place in the whole layout's coarse bin (base: where window w0 starts). The scalars are the MSM's from index i0 on.
+// merge = W > 0 (window tables; w0 = 0, g = W): every window's digits go to window 0's bins, entry i * W + w (the
+// table point 2^(cw) P_i).
 __global__ void __launch_bounds__(STAGE_THREADS) stage_coarse_kernel(const fr_t* __restrict__ canon, uint32_t n,
                                                                      int split, uint32_t c, uint32_t w0, uint32_t g,
                                                                      uint32_t buckets, uint32_t* __restrict__ seg_cursor,
                                                                      uint32_t base, uint2* __restrict__ stage,
-                                                                     uint32_t i0) {
+                                                                     uint32_t i0, uint32_t merge) {
     extern __shared__ uint32_t smem[];
     const uint32_t coarse = stage_coarse(c), s = stage_shift(c);
     uint32_t* off = smem;              // counts, then where each bin starts in the sorted tile
@@ -325,6 +331,7 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_coarse_kernel(const fr_t*
     uint2* tile = reinterpret_cast<uint2*>(smem + ((2 * coarse + 8 + 1) & ~1u));
     const uint32_t first = blockIdx.x * STAGE_SCALARS;
     for (uint32_t w = w0; w < w0 + g; w++) {
+        const uint32_t ow = merge ? 0 : w;  // the window whose bins and keys the digits go to
         for (uint32_t h = threadIdx.x; h < coarse; h += STAGE_THREADS) off[h] = 0;
         __syncthreads();
         uint32_t key[STAGE_PER_A], entry[STAGE_PER_A], rank[STAGE_PER_A];
@@ -339,7 +346,7 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_coarse_kernel(const fr_t*
                     uint32_t d = signed_digit_at(sc, c, w, &neg);
                     if (d) {
                         key[j] = d;
-                        entry[j] = (i0 + i) | (neg ? 0x80000000u : 0u);
+                        entry[j] = (merge ? (i0 + i) * merge + w : i0 + i) | (neg ? 0x80000000u : 0u);
                         rank[j] = atomicAdd(&off[d >> s], 1u);
                     }
                 }
@@ -348,16 +355,16 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_coarse_kernel(const fr_t*
         __syncthreads();
         for (uint32_t h = threadIdx.x; h < coarse; h += STAGE_THREADS) {
             uint32_t k = off[h];
-            run[h] = k ? atomicAdd(&seg_cursor[w * coarse + h], k) - base : 0;
+            run[h] = k ? atomicAdd(&seg_cursor[ow * coarse + h], k) - base : 0;
         }
         const uint32_t total = block_exclusive_scan(off, coarse, tmp);
 #pragma unroll
         for (uint32_t j = 0; j < STAGE_PER_A; j++)
-            if (key[j] != NO_KEY) tile[off[key[j] >> s] + rank[j]] = make_uint2(w * buckets + key[j], entry[j]);
+            if (key[j] != NO_KEY) tile[off[key[j] >> s] + rank[j]] = make_uint2(ow * buckets + key[j], entry[j]);
         __syncthreads();
         for (uint32_t j = threadIdx.x; j < total; j += STAGE_THREADS) {
             uint2 e = tile[j];
-            uint32_t bin = (e.x - w * buckets) >> s;
+            uint32_t bin = (e.x - ow * buckets) >> s;
             stage[run[bin] + (j - off[bin])] = e;
         }
         __syncthreads();
@@ -443,22 +450,22 @@ struct StageMap {
     }
 };
 
-// The stage entries [first, last) of [0, len) that a pass-B block (blockIdx.x) takes, and the keys they can hold: read
+// The stage entries [first, last) of [from, to) that a pass-B block (blockIdx.x) takes, and the keys they can hold: read
 // in the layout's order (StageMap), so every key of the tile lies in [lo, lo + span), from the start of the first
 // entry's bin to the end of the last entry's. The kernels still check every key against the span, and a tile with a
 // key outside it takes the per-entry path: an unordered stage costs time, not correctness. q: the first entry's
 // segment.
 struct StageTile {
     uint32_t first, last, lo, span, q;
-    __device__ __forceinline__ StageTile(const uint2* __restrict__ stage, const StageMap& m, uint32_t len,
-                                         uint32_t buckets, uint32_t c) {
+    __device__ __forceinline__ StageTile(const uint2* __restrict__ stage, const StageMap& m, uint32_t from,
+                                         uint32_t to, uint32_t buckets, uint32_t c) {
         const uint32_t s = stage_shift(c);
         auto bin_start = [&](uint32_t key) {
             const uint32_t w = key / buckets;
             return w * buckets + (((key - w * buckets) >> s) << s);
         };
-        first = blockIdx.x * STAGE_ENTRIES;
-        last = min(len, first + STAGE_ENTRIES);
+        first = from + blockIdx.x * STAGE_ENTRIES;
+        last = min(to, first + STAGE_ENTRIES);
         q = m.seg ? m.find(first) : 0;
         uint32_t q_last = q;
         lo = bin_start(stage[m.at(first, q)].x);
@@ -475,7 +482,7 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_count_kernel(const uint2*
                                                                     uint32_t len, uint32_t buckets, uint32_t c,
                                                                     uint32_t* __restrict__ counts) {
     __shared__ uint32_t off[STAGE_SPAN_B];
-    const StageTile t(stage, m, len, buckets, c);
+    const StageTile t(stage, m, 0, len, buckets, c);
     uint32_t key[STAGE_PER_B];  // all loads in flight before the first atomic
     bool fits = t.span <= STAGE_SPAN_B;
     uint32_t q = t.q;
@@ -504,19 +511,21 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_count_kernel(const uint2*
 // Shared memory of stage_fine_kernel: two counters a key of the span, the scan's 8 words, the sorted tile.
 constexpr size_t STAGE_FINE_SMEM = ((size_t)2 * STAGE_SPAN_B + 8) * 4 + (size_t)STAGE_ENTRIES * sizeof(uint2);
 
-// Stage entries [blockIdx.x * STAGE_ENTRIES, ...) of [0, len) to their buckets' runs in `entries` (cursor: where each
-// bucket's next entry goes, absolute). A tile whose keys span more than STAGE_SPAN_B (tiny coarse bins, as in a small
-// MSM), or that holds a key outside its span (see StageTile), places each entry with its own atomic instead.
+// Stage entries [from + blockIdx.x * STAGE_ENTRIES, ...) of [from, to) to their buckets' runs in `entries` (cursor:
+// where each bucket's next entry goes, absolute). A tile whose keys span more than STAGE_SPAN_B (tiny coarse bins, as
+// in a small MSM), or that holds a key outside its span (see StageTile), places each entry with its own atomic instead.
+// A range that starts at a window's first entry and ends at another's takes just those windows' buckets (the stage is
+// in window order), so pass B can run window group by window group (DeferredFine).
 __global__ void __launch_bounds__(STAGE_THREADS) stage_fine_kernel(const uint2* __restrict__ stage, StageMap m,
-                                                                   uint32_t len, uint32_t buckets, uint32_t c,
-                                                                   uint32_t* __restrict__ cursor,
+                                                                   uint32_t from, uint32_t to, uint32_t buckets,
+                                                                   uint32_t c, uint32_t* __restrict__ cursor,
                                                                    uint32_t* __restrict__ entries) {
     extern __shared__ uint32_t smem[];
     uint32_t* off = smem;
     uint32_t* run = smem + STAGE_SPAN_B;
     uint32_t* tmp = smem + 2 * STAGE_SPAN_B;
     uint2* tile = reinterpret_cast<uint2*>(smem + 2 * STAGE_SPAN_B + 8);
-    const StageTile t(stage, m, len, buckets, c);
+    const StageTile t(stage, m, from, to, buckets, c);
     const uint32_t first = t.first, last = t.last, lo = t.lo, span = t.span;
     uint2 v[STAGE_PER_B];
     bool fits = span <= STAGE_SPAN_B;
@@ -1078,6 +1087,9 @@ struct cuzk_msm_bases {
     size_t n;
     size_t point_bytes;
     void* points;
+    // Window tables (cuzk_msm_bases_create_tables): W = table_windows points a base, 2^(cw) P_i at i * W + w for
+    // c = table_window; 0 for a plain set.
+    uint32_t table_window = 0, table_windows = 0;
 };
 
 // Chunks of a chunked upload (upload_and_stage).
@@ -1089,6 +1101,8 @@ struct cuzk_msm_scratch {
     // The chunked upload's copies, and each chunk's arrival.
     cudaStream_t copy_stream;
     cudaEvent_t chunk_ev[UPLOAD_CHUNKS];
+    // A deferred pass B on the copy stream beside the first group's rounds: its start and its end (accumulate_affine).
+    cudaEvent_t side_ev[2];
     Scratch scalars, canon, ones, counters, counts, offsets, cursor, entries, cub, parts_a, parts_b, ones_sums;
     Scratch tcount[2], toff[2], task_bucket, tasks[2], level_max;
     Scratch sort_keys[2], sort_index[2], sort_tmp;
@@ -1179,12 +1193,12 @@ size_t largest_window(const std::vector<uint32_t>& start) {
 // coarse_histogram_kernel over scalars [0, n) of `canon` into `bins` (zeroed by the caller): grid-stride, at most 8
 // blocks an SM.
 cuzk_status coarse_histogram(cudaStream_t st, const fr_t* canon, uint32_t n, int split, uint32_t c, uint32_t windows,
-                             uint32_t* bins) {
+                             uint32_t* bins, uint32_t merge = 0) {
     int dev = 0, sms = 0;
     CUZK_TRY(cudaGetDevice(&dev));
     CUZK_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     const uint32_t blocks = std::max(1u, std::min<uint32_t>(blocks_for(n, 256), (uint32_t)sms * 8));
-    coarse_histogram_kernel<<<blocks, 256, coarse_histogram_smem(c), st>>>(canon, n, split, c, windows, bins);
+    coarse_histogram_kernel<<<blocks, 256, coarse_histogram_smem(c), st>>>(canon, n, split, c, windows, merge, bins);
     CUZK_TRY_LAUNCH("coarse_histogram_kernel");
     return status_ok();
 }
@@ -1199,14 +1213,14 @@ cuzk_status coarse_histogram(cudaStream_t st, const fr_t* canon, uint32_t n, int
 // windows once an MSM with rounds has run; windows go through it in groups that fit.
 cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon, uint32_t n, int split, uint32_t c,
                         uint32_t windows, uint32_t buckets, uint32_t* counts, uint32_t* offsets, uint32_t* cursor,
-                        uint32_t* entries, size_t scan_bytes, std::vector<uint32_t>* start) {
+                        uint32_t* entries, size_t scan_bytes, std::vector<uint32_t>* start, uint32_t merge = 0) {
     const uint32_t coarse = stage_coarse(c);
     const size_t bins = (size_t)windows * coarse;
     CUZK_CHECK(raise_stage_smem_limits());
     CUZK_CHECK(scratch(B->stage_cursor, bins * 4, "the sort's bin cursors"));
     uint32_t* seg_cursor = (uint32_t*)B->stage_cursor.ptr;
     CUZK_TRY(cudaMemsetAsync(seg_cursor, 0, bins * 4, st));
-    CUZK_CHECK(coarse_histogram(st, canon, n, split, c, windows, seg_cursor));
+    CUZK_CHECK(coarse_histogram(st, canon, n, split, c, windows, seg_cursor, merge));
     // Counts to positions in the whole layout: window after window, bin after bin.
     std::vector<uint32_t> h(bins);
     CUZK_TRY(cudaMemcpyAsync(h.data(), seg_cursor, bins * 4, cudaMemcpyDeviceToHost, st));
@@ -1242,8 +1256,10 @@ cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon,
         }
         const size_t first = (size_t)w0 * buckets, items = (size_t)g * buckets;
         if (len > 0) {
+            // Window tables (merge = W, one window of buckets): the W windows of digits into window 0.
             stage_coarse_kernel<<<blocks_for(n, STAGE_SCALARS), STAGE_THREADS, smem_a, st>>>(
-                canon, n, split, c, w0, g, buckets, seg_cursor, (*start)[w0], stage, 0);
+                canon, n, split, c, merge ? 0 : w0, merge ? merge : g, buckets, seg_cursor, (*start)[w0], stage, 0,
+                merge);
             CUZK_TRY_LAUNCH("stage_coarse_kernel");
             stage_count_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, 0, st>>>(stage, StageMap{}, (uint32_t)len,
                                                                                          buckets, c, counts);
@@ -1259,7 +1275,7 @@ cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon,
         CUZK_TRY(cudaMemcpyAsync(cursor + first, offsets + first, items * 4, cudaMemcpyDeviceToDevice, st));
         if (len > 0) {
             stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(
-                stage, StageMap{}, (uint32_t)len, buckets, c, cursor, entries);
+                stage, StageMap{}, 0, (uint32_t)len, buckets, c, cursor, entries);
             CUZK_TRY_LAUNCH("stage_fine_kernel");
         }
         w0 += g;
@@ -1522,12 +1538,64 @@ __global__ void chunk_layout_kernel(uint32_t m, uint32_t chunk, uint32_t k, uint
     cnt[i] = (uint32_t)(m - s < chunk ? m - s : chunk);
 }
 
+// Pass B of the staged sort after a chunked upload, not yet run: the stage's entries (in window order, see
+// stage_fine_kernel) to their buckets' runs in `entries`. The stage lives in the rounds' first buffer (ba_elems[0]).
+struct DeferredFine {
+    const uint2* stage;
+    StageMap map;
+    uint32_t buckets, c;
+    uint32_t* cursor;
+    uint32_t* entries;
+
+    // Entries [from, to) of the stage, on st.
+    cuzk_status launch(cudaStream_t st, uint32_t from, uint32_t to) const {
+        if (to <= from) return status_ok();
+        stage_fine_kernel<<<blocks_for(to - from, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(
+            stage, map, from, to, buckets, c, cursor, entries);
+        CUZK_TRY_LAUNCH("stage_fine_kernel");
+        return status_ok();
+    }
+};
+
+// CUZK_MSM_FINE_OVERLAP=0|1 (read once; 1 unless set): whether a deferred pass B may place the windows after the
+// first group's on the copy stream while the first group's rounds run (accumulate_affine). An A/B switch.
+bool fine_overlap_enabled() {
+    static const bool v = env_u32("CUZK_MSM_FINE_OVERLAP", 0, 1, 1) != 0;
+    return v;
+}
+
+// CUZK_MSM_GROUP_WINDOWS=K (read once, 1..1024): at most K windows a group of rounds, for the tests (small MSMs then
+// run several groups, and a deferred pass B overlaps the first); no cap unless set.
+uint32_t group_windows_cap() {
+    static const uint32_t v = env_u32("CUZK_MSM_GROUP_WINDOWS", 1, 1024, 1024);
+    return v;
+}
+
+// Whether the card can give `bytes` more, with 1 GiB to spare.
+bool room_for(size_t bytes) {
+    if (bytes == 0) return true;
+    size_t free_b = 0, total_b = 0;
+    if (cuzk::mem_get_info(&free_b, &total_b) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return usable_free(free_b, total_b) >= bytes + (1ull << 30);
+}
+
 // Buckets [0, windows * buckets) summed into `out` from the sorted digits, by batch-affine rounds, windows taken
 // in groups whose working memory fits `budget` (one window at least). Sets *rounds to the rounds run in all.
 // `counts` and `offsets` give each bucket's run of `entries` (base index, sign in the top bit).
+//
+// `fine`, when given, is pass B still to run (after a chunked upload; counts and offsets are final). The first
+// group's windows are placed first, on st. The rest are placed on the set's copy stream beside the first group's
+// rounds, when that is safe: the stage lives in ba_elems[0], so the first group's round 0 writes ba_elems[1] instead
+// (`flip`, which takes ba_elems[1] at round 0's size, so the card must have room for it) and its round 1 waits for the
+// copy stream, and ba_elems[0] must need no reallocation for round 1. Else the rest is placed on st before the rounds,
+// as a whole pass B would be. Pass B is memory-bound, the rounds are bound by their products: the first group's round
+// 0 hides most of it.
 cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine_t<Fp>* bases, const uint32_t* counts,
                               const uint32_t* offsets, const uint32_t* entries, uint32_t windows, uint32_t buckets,
-                              size_t budget, xyzz_t<Fp>* out, uint32_t* rounds) {
+                              size_t budget, xyzz_t<Fp>* out, uint32_t* rounds, const DeferredFine* fine = nullptr) {
     *rounds = 0;
     const uint32_t total = windows * buckets;
     CUZK_CHECK(scratch(B->ba_bounds, (2 * (size_t)windows + 1) * 4, "window bounds"));
@@ -1540,12 +1608,13 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
     CUZK_TRY(cudaMemcpyAsync(hb.data(), bounds, hb.size() * 4, cudaMemcpyDeviceToHost, st));
     CUZK_TRY(cudaStreamSynchronize(st));
     const uint32_t* hlong = hb.data() + windows + 1;
+    bool side_pending = false;  // the copy stream is placing the later windows; st waits before writing ba_elems[0]
 
     for (uint32_t w0 = 0; w0 < windows;) {
         uint32_t w1 = w0 + 1;
         // (Positions within a group below 2^31 keep the slot map's flag bit free; a window of 2^31 digits and more,
         // an MSM of over 2^31 scalars, searches.)
-        while (w1 < windows && hb[w1 + 1] - hb[w0] < BA_ALONE &&
+        while (w1 < windows && w1 - w0 < group_windows_cap() && hb[w1 + 1] - hb[w0] < BA_ALONE &&
                ba_group_bytes(hb[w1 + 1] - hb[w0], (uint64_t)(w1 + 1 - w0) * buckets) <= budget)
             w1++;
         const uint32_t b0 = w0 * buckets, nb = (w1 - w0) * buckets;
@@ -1555,12 +1624,19 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
         BaSource<true> src0{bases, entries, hb[w0]};
         BaSource<false> src{nullptr, nullptr, 0};
         const uint32_t tail = ba_tail_len();
+        const size_t e1 = ba_next_bound(E, nb), e2 = ba_next_bound(e1, nb);
+        const size_t b1 = e1 * sizeof(affine_t<Fp>), b2 = e2 * sizeof(affine_t<Fp>);
+        bool overlap = false;
+        if (fine && w0 == 0 && w1 < windows && fine_overlap_enabled())
+            overlap = most <= tail || (B->ba_elems[0].cap >= b2 &&
+                                       room_for(b1 > B->ba_elems[1].cap ? b1 - B->ba_elems[1].cap : 0));
+        const int flip = overlap && most > tail ? 1 : 0;
+        uint32_t* slots = nullptr;
+        size_t tmp = 0;
         if (most > tail) {
-            size_t e1 = ba_next_bound(E, nb), e2 = ba_next_bound(e1, nb);
-            CUZK_CHECK(scratch(B->ba_elems[0], e1 * sizeof(affine_t<Fp>), "batch-affine sums"));
-            CUZK_CHECK(scratch(B->ba_elems[1], e2 * sizeof(affine_t<Fp>), "batch-affine sums"));
+            CUZK_CHECK(scratch(B->ba_elems[flip], b1, "batch-affine sums"));
+            CUZK_CHECK(scratch(B->ba_elems[1 - flip], b2, "batch-affine sums"));
             CUZK_CHECK(scratch(B->ba_tree, inv_tree_elems((uint32_t)e1) * sizeof(fp_t), "the inversion tree"));
-            uint32_t* slots = nullptr;
             if (slot_map_enabled() && E < BA_ALONE) {
                 CUZK_CHECK(scratch(B->ba_slots, e1 * sizeof(uint32_t), "the rounds' slot map"));
                 slots = (uint32_t*)B->ba_slots.ptr;
@@ -1569,16 +1645,34 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
                 CUZK_CHECK(scratch(B->ba_cnt[i], (size_t)nb * 4, "batch-affine counts"));
                 CUZK_CHECK(scratch(B->ba_off[i], (size_t)nb * 4, "batch-affine offsets"));
             }
-            size_t tmp = 0;
             CUZK_TRY(cub::DeviceScan::ExclusiveSum(nullptr, tmp, (uint32_t*)B->ba_cnt[0].ptr,
                                                    (uint32_t*)B->ba_off[0].ptr, (int)nb, st));
             CUZK_CHECK(scratch(B->cub, tmp, "the scan"));
+        }
+        // Pass B, deferred: after this group's allocations (a reallocation would wait for the copy stream).
+        if (fine && w0 == 0) {
+            CUZK_CHECK(fine->launch(st, hb[0], hb[w1]));
+            if (overlap) {
+                CUZK_TRY(cudaEventRecord(B->side_ev[0], st));
+                CUZK_TRY(cudaStreamWaitEvent(B->copy_stream, B->side_ev[0], 0));
+                CUZK_CHECK(fine->launch(B->copy_stream, hb[w1], hb[windows]));
+                CUZK_TRY(cudaEventRecord(B->side_ev[1], B->copy_stream));
+                side_pending = true;
+            } else {
+                CUZK_CHECK(fine->launch(st, hb[w1], hb[windows]));
+            }
+        }
+        if (most > tail) {
             fp_t* tree = (fp_t*)B->ba_tree.ptr;
             uint64_t bound = E;
             for (int r = 0; most > tail; r++) {
                 uint32_t* ncnt = (uint32_t*)B->ba_cnt[r % 2].ptr;
                 uint32_t* noff = (uint32_t*)B->ba_off[r % 2].ptr;
-                affine_t<Fp>* out_pts = (affine_t<Fp>*)B->ba_elems[r % 2].ptr;
+                affine_t<Fp>* out_pts = (affine_t<Fp>*)B->ba_elems[(r + flip) % 2].ptr;
+                if (side_pending && (r + flip) % 2 == 0) {
+                    CUZK_TRY(cudaStreamWaitEvent(st, B->side_ev[1], 0));
+                    side_pending = false;
+                }
                 ba_halve_kernel<<<blocks_for(nb, 256), 256, 0, st>>>(L.cnt, nb, ncnt);
                 CUZK_TRY_LAUNCH("ba_halve_kernel");
                 CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, ncnt, noff, (int)nb, st));
@@ -1599,6 +1693,10 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
             ba_tail_kernel<true><<<blocks_for(nb, 128), 128, 0, st>>>(src0, L, out + b0);
         }
         CUZK_TRY_LAUNCH("ba_tail_kernel");
+        if (side_pending) {  // the next group reads its entries and writes ba_elems[0]
+            CUZK_TRY(cudaStreamWaitEvent(st, B->side_ev[1], 0));
+            side_pending = false;
+        }
         w0 = w1;
     }
     return status_ok();
@@ -1721,7 +1819,7 @@ cuzk_status upload_and_stage(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* h
         CUZK_TRY(cudaStreamWaitEvent(st, B->chunk_ev[k], 0));
         if (first + len == n) CUZK_TRY(cudaEventRecord(B->ev[1], st));
         classify_kernel<<<blocks_for(len, 256), 256, 0, st>>>(dev + first, true, canon + first, len, split,
-                                                              (uint32_t*)B->ones.ptr, counters, first);
+                                                              (uint32_t*)B->ones.ptr, counters, first, 1);
         CUZK_TRY_LAUNCH("classify_kernel");
         uint32_t* counts_k = bin_counts + k * bins;
         uint32_t* cursor_k = bin_cursor + k * bins;
@@ -1729,7 +1827,7 @@ cuzk_status upload_and_stage(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* h
         chunk_cursor_kernel<<<1, STAGE_THREADS, 0, st>>>(counts_k, (uint32_t)bins, cursor_k, counters + 2);
         CUZK_TRY_LAUNCH("chunk_cursor_kernel");
         stage_coarse_kernel<<<blocks_for(len, STAGE_SCALARS), STAGE_THREADS, smem_a, st>>>(
-            canon + first, len, split, c, 0, windows, buckets, cursor_k, 0, stage, first);
+            canon + first, len, split, c, 0, windows, buckets, cursor_k, 0, stage, first, 0);
         CUZK_TRY_LAUNCH("stage_coarse_kernel");
     }
     stage_segments_kernel<<<1, STAGE_THREADS, 0, st>>>(bin_counts, bin_cursor, (uint32_t)bins, chunks, bin_totals,
@@ -1743,13 +1841,15 @@ cuzk_status upload_and_stage(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* h
     return status_ok();
 }
 
-// The rest of the staged sort after upload_and_stage: the buckets' counts from the whole stage (`counts` zeroed by the
-// caller), their offsets, the windows' starts (`start`, as sort_staged gives them) and pass B.
+// The rest of the staged sort after upload_and_stage but pass B: the buckets' counts from the whole stage (`counts`
+// zeroed by the caller), their offsets, the cursors and the windows' starts (`start`, as sort_staged gives them).
+// Pass B is left in *fine, for the caller to run whole or to defer to the accumulation (accumulate_affine).
 cuzk_status finish_stage(cuzk_msm_scratch* B, cudaStream_t st, uint32_t c, uint32_t windows, uint32_t buckets,
-                         uint32_t len, size_t segs_at, uint32_t segs, uint32_t* counts, uint32_t* offsets, uint32_t* cursor, uint32_t* entries,
-                         size_t scan_bytes, std::vector<uint32_t>* start) {
+                         const Prestaged& pre, uint32_t* counts, uint32_t* offsets, uint32_t* cursor,
+                         uint32_t* entries, size_t scan_bytes, std::vector<uint32_t>* start, DeferredFine* fine) {
+    const uint32_t len = pre.digits;
     const uint2* stage = (const uint2*)B->ba_elems[0].ptr;
-    const StageMap map{(const uint2*)((uint32_t*)B->stage_cursor.ptr + segs_at), segs};
+    const StageMap map{(const uint2*)((uint32_t*)B->stage_cursor.ptr + pre.segs_at), pre.segs};
     const size_t total = (size_t)windows * buckets;
     if (len > 0) {
         stage_count_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, 0, st>>>(stage, map, len, buckets, c,
@@ -1758,16 +1858,22 @@ cuzk_status finish_stage(cuzk_msm_scratch* B, cudaStream_t st, uint32_t c, uint3
     }
     CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, scan_bytes, counts, offsets, (int)total, st));
     CUZK_TRY(cudaMemcpyAsync(cursor, offsets, total * 4, cudaMemcpyDeviceToDevice, st));
-    if (len > 0) {
-        stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(stage, map, len,
-                                                                                                 buckets, c, cursor,
-                                                                                                 entries);
-        CUZK_TRY_LAUNCH("stage_fine_kernel");
-    }
-    // After pass B in the stream (it leaves counts and offsets alone): the host waits once, for both.
     CUZK_CHECK(window_starts(st, offsets, counts, windows, buckets, start));
     if ((*start)[windows] != len) return status_msg(1, "the chunked sort lost digits (an internal error)");
+    *fine = DeferredFine{stage, map, buckets, c, cursor, entries};
     return status_ok();
+}
+
+// Over window tables (cuzk_msm_bases_create_tables) the one window's buckets are cut into this many parts, which the
+// batch-affine rounds take in groups as they take windows: a 2^26 MSM's 738M digits at c = 24 need several groups.
+constexpr uint32_t MERGE_PARTS = 64;
+// Window tables take the staged sort, which the tests cover from 10-bit windows up.
+constexpr uint32_t TABLE_MIN_WINDOW = 10;
+
+// offsets[0 .. m) = v: the padding buckets' offsets past the sorted ones (their counts are zero).
+__global__ void pad_offsets_kernel(uint32_t* __restrict__ offsets, uint32_t m, uint32_t v) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m) offsets[i] = v;
 }
 
 template <class F>
@@ -1787,14 +1893,27 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
     }
     if (n >= 0x80000000ull) return status_msg(1, "MSM of 2^31 or more scalars: split it");
     if (window > MAX_WINDOW) return status_msg(1, "window above 24 bits");
-    const affine_t<F>* bases = (const affine_t<F>*)Bs->points + offset;
+    // Window tables (cuzk_msm_bases_create_tables): every window's digits go to one window of buckets, entry
+    // i * W + w naming the table point 2^(cw) P_i; the window is the tables'.
+    const uint32_t merge = Bs->table_windows;
+    if (merge) {
+        if (window && window != Bs->table_window) {
+            char msg[200];
+            snprintf(msg, sizeof(msg), "window %u asked of bases with tables for %u-bit windows", window,
+                     Bs->table_window);
+            return status_msg(1, msg);
+        }
+        if ((n + offset) * merge >= 0x80000000ull) return status_msg(1, "window tables of 2^31 points or more");
+    }
+    const affine_t<F>* bases = (const affine_t<F>*)Bs->points + offset * (merge ? merge : 1);
     uint32_t n32 = (uint32_t)n;
     if (n == 0) return status_ok();
 
     CUZK_TRY(cudaEventRecord(B->ev[0], st));
-    // 0-1. Host scalars of a large MSM: uploaded in chunks, each classified and staged for the sort as it lands.
+    // 0-1. Host scalars of a large MSM: uploaded in chunks, each classified and staged for the sort as it lands (not
+    // yet over window tables).
     Prestaged pre;
-    if (!on_device) CUZK_CHECK(upload_and_stage(B, st, (const fr_t*)scalars, n32, window, table, split, &pre));
+    if (!on_device && !merge) CUZK_CHECK(upload_and_stage(B, st, (const fr_t*)scalars, n32, window, table, split, &pre));
     fr_t* canon = nullptr;
     uint32_t ones = 0, others = 0;
     if (pre.done) {
@@ -1817,7 +1936,7 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_TRY(cudaMemsetAsync(counters, 0, 2 * sizeof(uint32_t), st));
         const bool in16 = ((uintptr_t)in & 15) == 0;
         classify_kernel<<<blocks_for(n, 256), 256, 0, st>>>(in, in16, canon, n32, split, (uint32_t*)B->ones.ptr,
-                                                            counters, 0);
+                                                            counters, 0, merge ? merge : 1);
         CUZK_TRY_LAUNCH("classify_kernel");
         uint32_t host_counters[2];
         CUZK_TRY(cudaMemcpyAsync(host_counters, counters, sizeof(host_counters), cudaMemcpyDeviceToHost, st));
@@ -1831,13 +1950,19 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
     stats->zeros = n - ones - others;
     stats->upload_chunks = pre.chunks;
 
-    // Window: given, or from the table by the number of scalars Pippenger will see (the D4 choice).
-    const uint32_t c = choose_window(window, table, others);
-    uint32_t windows = (256 + c - 1) / c;
+    // Window: given, or from the table by the number of scalars Pippenger will see (the D4 choice); the tables' own.
+    const uint32_t c = merge ? Bs->table_window : choose_window(window, table, others);
+    // Over window tables, one window of buckets takes every digit (digit_windows of them a scalar); its buckets are
+    // padded to MERGE_PARTS * `part` (zero counts), so that the batch-affine rounds can take them in groups as they
+    // take windows (accumulate_affine), and the reduction weighs them as one window.
+    const uint32_t digit_windows = (256 + c - 1) / c;
+    uint32_t windows = merge ? 1 : digit_windows;
     uint32_t buckets = (1u << (c - 1)) + 1;
+    const uint32_t part = merge ? (buckets + MERGE_PARTS - 1) / MERGE_PARTS : buckets;
+    const uint32_t sorted_total = windows * buckets;  // the buckets the sort fills
     stats->window = c;
-    uint32_t total = windows * buckets;
-    if ((uint64_t)others * windows >= 0xffffffffull) return status_msg(1, "window too small for this MSM size");
+    uint32_t total = merge ? MERGE_PARTS * part : windows * buckets;
+    if ((uint64_t)others * digit_windows >= 0xffffffffull) return status_msg(1, "window too small for this MSM size");
 
     size_t parts_needed = 0;
     Xyzz* result_parts = nullptr;
@@ -1852,6 +1977,7 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         uint32_t* offsets = (uint32_t*)B->offsets.ptr;
         uint32_t* cursor = (uint32_t*)B->cursor.ptr;
         CUZK_TRY(cudaMemsetAsync(counts, 0, (size_t)total * 4, st));
+        if (merge) CUZK_CHECK(scratch(B->entries, (size_t)others * digit_windows * 4, "sorted digits"));
         // The scans' scratch, also for the levels' scans below: the larger of a whole sum and a scan from a start.
         size_t tmp = 0, tmp_scan = 0;
         CUZK_TRY(cub::DeviceScan::ExclusiveSum(nullptr, tmp, counts, offsets, (int)total, st));
@@ -1860,14 +1986,19 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         tmp = std::max(tmp, tmp_scan);
         CUZK_CHECK(scratch(B->cub, tmp, "the scan"));
         std::vector<uint32_t> start;
-        const bool staged = use_staged_sort(n, others, c);
+        // Window tables always take the staged sort (it alone merges the windows' digits).
+        const bool staged = merge || use_staged_sort(n, others, c);
         // The chunked upload's stage serves when it was made for this window and the staged sort is the one to run.
+        // Its pass B is deferred to the batch-affine accumulation, or run below.
+        DeferredFine fine{};
+        bool fine_pending = false;
         if (staged && pre.done && pre.c == c) {
-            CUZK_CHECK(finish_stage(B, st, c, windows, buckets, pre.digits, pre.segs_at, pre.segs, counts, offsets, cursor,
-                                    (uint32_t*)B->entries.ptr, tmp, &start));
+            CUZK_CHECK(finish_stage(B, st, c, windows, buckets, pre, counts, offsets, cursor,
+                                    (uint32_t*)B->entries.ptr, tmp, &start, &fine));
+            fine_pending = true;
         } else if (staged) {
             CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, counts, offsets, cursor,
-                                   (uint32_t*)B->entries.ptr, tmp, &start));
+                                   (uint32_t*)B->entries.ptr, tmp, &start, merge));
         } else {
             histogram_kernel<<<blocks_for(n, 256), 256, 0, st>>>(canon, n32, split, c, windows, buckets, counts);
             CUZK_TRY_LAUNCH("histogram_kernel");
@@ -1876,7 +2007,18 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
             CUZK_CHECK(window_starts(st, offsets, counts, windows, buckets, &start));
         }
         stats->digits = start[windows];
-        const size_t largest = largest_window(start);
+        size_t largest = largest_window(start);
+        if (merge) {
+            // The padding buckets' offsets (their counts are 0), then the parts as the windows the rest sees.
+            pad_offsets_kernel<<<blocks_for(total - sorted_total, 256), 256, 0, st>>>(offsets + sorted_total,
+                                                                                    total - sorted_total,
+                                                                                    start[windows]);
+            CUZK_TRY_LAUNCH("pad_offsets_kernel");
+            windows = MERGE_PARTS;
+            buckets = part;
+            CUZK_CHECK(window_starts(st, offsets, counts, windows, buckets, &start));
+            largest = largest_window(start);
+        }
         if (!staged) {
             uint32_t group = scatter_group(n, others, windows, c);
             dim3 grid(blocks_for(n, 256), (windows + group - 1) / group);
@@ -1884,12 +2026,13 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
                                                  (uint32_t*)B->entries.ptr);
             CUZK_TRY_LAUNCH("scatter_kernel");
         }
-        CUZK_TRY(cudaEventRecord(B->ev[3], st));
 
-        // 3. accumulate, in levels of tasks (see task_count_kernel).
-        const uint32_t seg = weighted_segment<F>(windows, buckets);
-        uint32_t per = (buckets + seg - 1) / seg;
-        size_t part_bytes = std::max<size_t>((size_t)total, (size_t)windows * per) * sizeof(Xyzz);
+        // 3. accumulate: by batch-affine rounds or in levels of tasks (see task_count_kernel).
+        // The reduction's windows: over window tables, the parts are one window of `total` buckets.
+        const uint32_t rwindows = merge ? 1 : windows, rbuckets = merge ? total : buckets;
+        const uint32_t seg = weighted_segment<F>(rwindows, rbuckets);
+        uint32_t per = (rbuckets + seg - 1) / seg;
+        size_t part_bytes = std::max<size_t>((size_t)total, (size_t)rwindows * per) * sizeof(Xyzz);
         CUZK_CHECK(scratch(B->parts_a, part_bytes, "bucket sums"));
         CUZK_CHECK(scratch(B->parts_b, part_bytes, "partial sums"));
         Xyzz* cur = (Xyzz*)B->parts_a.ptr;
@@ -1909,10 +2052,18 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
             }
         }
         stats->accumulation = affine ? CUZK_MSM_ACCUMULATE_AFFINE : CUZK_MSM_ACCUMULATE_XYZZ;
+        // A pass B left for the rounds runs in the accumulation phase (its first group's windows, or all of it
+        // when it cannot overlap the rounds); else here, in the sort phase.
+        if (fine_pending && !(affine && fine_overlap_enabled())) {
+            CUZK_CHECK(fine.launch(st, 0, start[windows]));
+            fine_pending = false;
+        }
+        CUZK_TRY(cudaEventRecord(B->ev[3], st));
         if (affine) {
             if constexpr (std::is_same<F, Fp>::value) {
                 CUZK_CHECK(accumulate_affine(B, st, bases, counts, offsets, (const uint32_t*)B->entries.ptr, windows,
-                                             buckets, budget, cur, &stats->affine_rounds));
+                                             buckets, budget, cur, &stats->affine_rounds,
+                                             fine_pending ? &fine : nullptr));
             }
         } else {
             for (int i = 0; i < 2; i++) {
@@ -1921,7 +2072,7 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
             }
             CUZK_CHECK(scratch(B->level_max, 4, "a counter"));
             // Level 0 cuts lists at twice the mean bucket size: uniform buckets stay whole, hot ones are shared out.
-            uint64_t mean = ((uint64_t)others * windows + total - 1) / total;
+            uint64_t mean = ((merge ? stats->digits : (uint64_t)others * windows) + total - 1) / total;
             uint32_t k = (uint32_t)std::max<uint64_t>(64, 2 * mean);
             const uint32_t* in_count = counts;
             const uint32_t* in_off = offsets;
@@ -1991,16 +2142,16 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         CUZK_TRY(cudaEventRecord(B->ev[4], st));
 
         // 4. reduce
-        weighted_segments_kernel<F><<<blocks_for((uint64_t)windows * per, 128), 128, 0, st>>>(cur, windows, buckets,
-                                                                                             seg, other);
+        weighted_segments_kernel<F><<<blocks_for((uint64_t)rwindows * per, 128), 128, 0, st>>>(cur, rwindows,
+                                                                                              rbuckets, seg, other);
         CUZK_TRY_LAUNCH("weighted_segments_kernel");
         std::swap(cur, other);
         per_window = per;
-        CUZK_CHECK(reduce_to_parts<F>(st, &cur, &other, windows, &per_window));
+        CUZK_CHECK(reduce_to_parts<F>(st, &cur, &other, rwindows, &per_window));
         result_parts = cur;
-        stats->windows = windows;
+        stats->windows = rwindows;
         stats->parts_per_window = per_window;
-        parts_needed += (size_t)windows * per_window;
+        parts_needed += (size_t)rwindows * per_window;
     } else {
         CUZK_TRY(cudaEventRecord(B->ev[3], st));
         CUZK_TRY(cudaEventRecord(B->ev[4], st));
@@ -2232,7 +2383,106 @@ __global__ void gather_selected_kernel(const fr_t* __restrict__ src, uint64_t n,
     out[offsets[i >> 6] + __popcll(below)] = src[i];
 }
 
+// Window tables (cuzk_msm_bases_create_tables): the running points q_i = 2^(cw) P_i in XYZZ, a window at a time;
+// each window's points go to affine through one batched inversion of ZZ * ZZZ (with t = 1 / (ZZ ZZZ): 1/ZZ = t ZZZ,
+// 1/ZZZ = t ZZ; the identity inverts 1 and stays all zero), then take c doublings.
+__global__ void table_start_kernel(const affine_t<Fp>* __restrict__ p, uint32_t n, xyzz_t<Fp>* __restrict__ q) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) q[i] = xyzz_from_affine(p[i]);
+}
+
+__global__ void table_den_kernel(const xyzz_t<Fp>* __restrict__ q, uint32_t n, fp_t* __restrict__ v) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const xyzz_t<Fp> a = q[i];
+    v[i] = xyzz_is_identity(a) ? Fp::one() : Fp::mul(a.ZZ, a.ZZZ);
+}
+
+__global__ void __launch_bounds__(128) table_out_kernel(xyzz_t<Fp>* __restrict__ q, const fp_t* __restrict__ inv,
+                                                        uint32_t n, uint32_t c, uint32_t W, uint32_t w,
+                                                        affine_t<Fp>* __restrict__ out) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    xyzz_t<Fp> a = q[i];
+    affine_t<Fp> r{Fp::zero(), Fp::zero()};
+    if (!xyzz_is_identity(a)) {
+        const fp_t t = inv[i];
+        r.x = Fp::mul(a.X, Fp::mul(t, a.ZZZ));
+        r.y = Fp::mul(a.Y, Fp::mul(t, a.ZZ));
+    }
+    out[(size_t)i * W + w] = r;
+    if (w + 1 < W) {
+        for (uint32_t k = 0; k < c; k++) a = xyzz_dbl(a);
+        q[i] = a;
+    }
+}
+
+// The tables of n bases (host memory) into `out` (n * W points), on st, with scratch p (n affine points), q (n
+// XYZZ points) and tree (the inversion tree over n values).
+cuzk_status fill_tables(cudaStream_t st, const void* points, uint32_t n, uint32_t c, uint32_t W, affine_t<Fp>* p,
+                        xyzz_t<Fp>* q, fp_t* tree, affine_t<Fp>* out) {
+    CUZK_TRY(cudaMemcpyAsync(p, points, (size_t)n * sizeof(affine_t<Fp>), cudaMemcpyHostToDevice, st));
+    table_start_kernel<<<blocks_for(n, 256), 256, 0, st>>>(p, n, q);
+    CUZK_TRY_LAUNCH("table_start_kernel");
+    for (uint32_t w = 0; w < W; w++) {
+        table_den_kernel<<<blocks_for(n, 256), 256, 0, st>>>(q, n, tree);
+        CUZK_TRY_LAUNCH("table_den_kernel");
+        CUZK_CHECK(batch_invert(st, tree, n));
+        table_out_kernel<<<blocks_for(n, 128), 128, 0, st>>>(q, tree, n, c, W, w, out);
+        CUZK_TRY_LAUNCH("table_out_kernel");
+    }
+    CUZK_TRY(cudaStreamSynchronize(st));
+    return status_ok();
+}
+
+cuzk_status build_tables(const void* points, uint32_t n, uint32_t c, uint32_t W, affine_t<Fp>* out) {
+    void *p = nullptr, *q = nullptr, *tree = nullptr;
+    size_t cp = 0, cq = 0, ct = 0;
+    cudaStream_t st = nullptr;
+    cuzk_status s = ensure(&p, &cp, (size_t)n * sizeof(affine_t<Fp>), "the bases of the window tables");
+    if (s.code == 0) s = ensure(&q, &cq, (size_t)n * sizeof(xyzz_t<Fp>), "the window tables' running points");
+    if (s.code == 0) s = ensure(&tree, &ct, inv_tree_elems(n) * sizeof(fp_t), "the window tables' inversion tree");
+    if (s.code == 0) {
+        const cudaError_t e = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+        if (e != cudaSuccess) s = status_from(e, "creating the window tables' stream");
+    }
+    if (s.code == 0) s = fill_tables(st, points, n, c, W, (affine_t<Fp>*)p, (xyzz_t<Fp>*)q, (fp_t*)tree, out);
+    if (st) {
+        cudaStreamSynchronize(st);
+        cudaStreamDestroy(st);
+    }
+    cudaFree(p);
+    cudaFree(q);
+    cudaFree(tree);
+    return s;
+}
+
 extern "C" {
+
+cuzk_status cuzk_msm_bases_create_tables(const void* points, size_t n, uint32_t window, cuzk_msm_bases** out) {
+    *out = nullptr;
+    if (window < TABLE_MIN_WINDOW || window > MAX_WINDOW)
+        return status_msg(1, "window tables take windows of 10 to 24 bits");
+    const uint32_t W = (256 + window - 1) / window;
+    if ((uint64_t)n * W >= 0x80000000ull)
+        return status_msg(1, "window tables of 2^31 points or more: a wider window, or fewer bases");
+    cuzk_msm_bases* B = new cuzk_msm_bases();
+    B->curve = CUZK_CURVE_G1;
+    B->n = n;
+    B->point_bytes = (size_t)W * sizeof(affine_t<Fp>);  // a base's share of the device memory
+    B->points = nullptr;
+    B->table_window = window;
+    B->table_windows = W;
+    size_t cap = 0;
+    cuzk_status s = ensure(&B->points, &cap, n * B->point_bytes, "the window tables");
+    if (s.code == 0 && n > 0) s = build_tables(points, (uint32_t)n, window, W, (affine_t<Fp>*)B->points);
+    if (s.code != 0) {
+        cuzk_msm_bases_destroy(B);
+        return s;
+    }
+    *out = B;
+    return status_ok();
+}
 
 cuzk_status cuzk_msm_bases_create(int curve, const void* points, size_t n, cuzk_msm_bases** out) {
     *out = nullptr;
@@ -2289,10 +2539,15 @@ cuzk_status cuzk_msm_scratch_create(cuzk_msm_scratch** out) {
     S->copy_stream = nullptr;
     for (auto& e : S->ev) e = nullptr;
     for (auto& e : S->chunk_ev) e = nullptr;
+    for (auto& e : S->side_ev) e = nullptr;
     cudaError_t e = stream_create(&S->stream, "msm");
-    if (e == cudaSuccess) e = stream_create(&S->copy_stream, "msm");
+    // The copy stream keeps the default priority even under CUZK_STREAM_PRIORITY=msm: a deferred pass B on it then
+    // takes only the SM room the rounds leave (accumulate_affine).
+    if (e == cudaSuccess) e = stream_create(&S->copy_stream, "msm-copy");
     for (int i = 0; i < 8 && e == cudaSuccess; i++) e = cudaEventCreate(&S->ev[i]);
     for (auto& ev : S->chunk_ev)
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    for (auto& ev : S->side_ev)
         if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
     if (e != cudaSuccess) {
         cuzk_msm_scratch_destroy(S);
@@ -2311,6 +2566,8 @@ cuzk_status cuzk_msm_scratch_destroy(cuzk_msm_scratch* S) {
     for (auto& e : S->ev)
         if (e) cudaEventDestroy(e);
     for (auto& e : S->chunk_ev)
+        if (e) cudaEventDestroy(e);
+    for (auto& e : S->side_ev)
         if (e) cudaEventDestroy(e);
     if (S->stream) cudaStreamDestroy(S->stream);
     if (S->copy_stream) cudaStreamDestroy(S->copy_stream);

@@ -23,6 +23,11 @@ typedef struct cuzk_msm_bases cuzk_msm_bases;
  * cuzk_msm_bases_points (bases streamed chunk by chunk from host memory). */
 cuzk_status cuzk_msm_bases_create(int curve, const void* points, size_t n, cuzk_msm_bases** out);
 cuzk_status cuzk_msm_bases_destroy(cuzk_msm_bases* bases);
+/* Window tables of n G1 bases (host memory) for `window`-bit digits (10 to 24): W = ceil(256 / window) points a
+ * base, 2^(window * w) P_i for w < W, computed on the device. An MSM over them (cuzk_msm_run, at the tables' window
+ * or with window 0) adds every window's digits into one set of buckets, reduced once: fewer digits a scalar at a
+ * wider window than plain bases afford, for W times their device memory. n * W must stay below 2^31. */
+cuzk_status cuzk_msm_bases_create_tables(const void* points, size_t n, uint32_t window, cuzk_msm_bases** out);
 /* Device bytes of the points. */
 cuzk_status cuzk_msm_bases_device_bytes(const cuzk_msm_bases* bases, size_t* bytes);
 /* The device address of the first point, for filling the set with copies made elsewhere; no MSM may run on the set

@@ -1,4 +1,5 @@
-//! Fixed-base MSM over precomputed window tables: the CPU reference of a mode the GPU does not have yet.
+//! Fixed-base MSM over precomputed window tables: the CPU reference of the GPU's window tables
+//! ([`crate::gpu::DeviceBases::upload_tables`]).
 //!
 //! With c-bit signed windows an MSM is `Σ_i Σ_w d_iw · 2^(cw) · P_i`. Keeping `Q_iw = 2^(cw) · P_i` for every base
 //! turns it into one window, `Σ_(i,w) d_iw · Q_iw`: its n·W digits share one set of 2^(c−1) buckets, reduced once
@@ -91,7 +92,11 @@ impl FixedBaseTables {
     /// [`Error::Window`] if `window` is not 1..=[`MAX_WINDOW`].
     pub fn new(bases: &[G1Affine], window: u32) -> Result<Self> {
         if !(1..=MAX_WINDOW).contains(&window) {
-            return Err(Error::Window(window));
+            return Err(Error::Window {
+                window,
+                min: 1,
+                max: MAX_WINDOW,
+            });
         }
         let windows = windows_for(window);
         let proj: Vec<G1Projective> = bases

@@ -378,6 +378,22 @@ mod imp {
         Ok(Bases(raw))
     }
 
+    /// Window tables of G1 `points` for `window`-bit digits, computed on the device.
+    pub fn upload_tables(points: &[G1Affine], window: u32) -> Result<Bases> {
+        device()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `points` are blst affine layouts of points.len() elements, read during the call; out-parameter.
+        check(unsafe {
+            ffi::cuzk_msm_bases_create_tables(
+                points.as_ptr().cast(),
+                points.len(),
+                window,
+                &mut raw,
+            )
+        })?;
+        Ok(Bases(raw))
+    }
+
     /// Room for `n` points of `A`'s curve, zeroed (the identity).
     pub fn alloc<A: GpuCurve>(n: usize) -> Result<Bases> {
         device()?;
@@ -584,6 +600,10 @@ mod imp {
         none()
     }
 
+    pub fn upload_tables(_points: &[G1Affine], _window: u32) -> Result<Bases> {
+        none()
+    }
+
     // The CUDA build's signature, whose curve picks the point size.
     #[allow(clippy::extra_unused_type_parameters)]
     pub fn alloc<A: GpuCurve>(_n: usize) -> Result<Bases> {
@@ -711,6 +731,8 @@ pub struct DeviceBases<A: GpuCurve> {
     bases: imp::Bases,
     scratch: Arc<MsmScratch>,
     len: usize,
+    /// The digit width of window tables ([`DeviceBases::upload_tables`]); None for plain bases.
+    table_window: Option<u32>,
     _curve: std::marker::PhantomData<A>,
 }
 
@@ -718,7 +740,52 @@ impl<A: GpuCurve> std::fmt::Debug for DeviceBases<A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DeviceBases")
             .field("len", &self.len)
+            .field("table_window", &self.table_window)
             .finish()
+    }
+}
+
+/// The narrowest window [`DeviceBases::upload_tables`] takes (the GPU's staged sort, which merges the windows'
+/// digits, is tested from 10-bit windows up).
+pub const TABLE_MIN_WINDOW: u32 = 10;
+
+impl DeviceBases<G1Affine> {
+    /// Window tables of `points` for `window`-bit digits, with scratch of its own: `2^(window·w)·P_i` for every
+    /// base and each of the W = ⌈256 / window⌉ windows, computed on the device (W times the points' device memory;
+    /// [`crate::fixed_base`] is the CPU reference). An MSM against them adds every window's digits into one set of
+    /// buckets and reduces it once, so that it can take a wider window than plain bases afford; its result equals
+    /// the plain MSM's. [`MsmOptions::window`] must be None or this window.
+    ///
+    /// # Errors
+    /// [`Error::Window`] for a window outside [`TABLE_MIN_WINDOW`]..=24; [`Error::NoDevice`]; a CUDA error (out of
+    /// device memory names the size it wanted; 2^31 table points or more are refused).
+    pub fn upload_tables(points: &[G1Affine], window: u32) -> Result<Self> {
+        Self::upload_tables_sharing(points, window, &MsmScratch::new()?)
+    }
+
+    /// [`DeviceBases::upload_tables`], running its MSMs in `scratch` (shared with other sets).
+    ///
+    /// # Errors
+    /// As [`DeviceBases::upload_tables`].
+    pub fn upload_tables_sharing(
+        points: &[G1Affine],
+        window: u32,
+        scratch: &Arc<MsmScratch>,
+    ) -> Result<Self> {
+        if !(TABLE_MIN_WINDOW..=crate::fixed_base::MAX_WINDOW).contains(&window) {
+            return Err(Error::Window {
+                window,
+                min: TABLE_MIN_WINDOW,
+                max: crate::fixed_base::MAX_WINDOW,
+            });
+        }
+        Ok(DeviceBases {
+            bases: imp::upload_tables(points, window)?,
+            scratch: Arc::clone(scratch),
+            len: points.len(),
+            table_window: Some(window),
+            _curve: std::marker::PhantomData,
+        })
     }
 }
 
@@ -740,6 +807,7 @@ impl<A: GpuCurve> DeviceBases<A> {
             bases: imp::upload(points)?,
             scratch: Arc::clone(scratch),
             len: points.len(),
+            table_window: None,
             _curve: std::marker::PhantomData,
         })
     }
@@ -752,6 +820,11 @@ impl<A: GpuCurve> DeviceBases<A> {
     /// Number of resident bases.
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// The digit width of the set's window tables, if it holds tables ([`DeviceBases::upload_tables`]).
+    pub fn table_window(&self) -> Option<u32> {
+        self.table_window
     }
 
     /// Whether the set is empty.

@@ -31,9 +31,16 @@ pub enum Error {
         /// What failed.
         message: String,
     },
-    /// A window width the fixed-base tables do not take.
-    #[error("window of {0} bits: fixed-base tables take 1 to 24")]
-    Window(u32),
+    /// A window width that window tables do not take.
+    #[error("window of {window} bits: window tables take {min} to {max}")]
+    Window {
+        /// The width asked for.
+        window: u32,
+        /// The narrowest they take.
+        min: u32,
+        /// The widest.
+        max: u32,
+    },
     /// A selection's words hold fewer bits than its length.
     #[error("selection of {bits} bits has only {words} 64-bit words")]
     SelectionShort {

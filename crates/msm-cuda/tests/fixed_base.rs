@@ -107,7 +107,11 @@ fn fixed_base_inputs_that_do_not_fit_are_errors() {
     for window in [0, MAX_WINDOW + 1] {
         assert_eq!(
             FixedBaseTables::new(&bases, window).unwrap_err(),
-            Error::Window(window)
+            Error::Window {
+                window,
+                min: 1,
+                max: MAX_WINDOW
+            }
         );
     }
     let t = FixedBaseTables::new(&bases, 4).unwrap();

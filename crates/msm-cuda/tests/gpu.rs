@@ -547,6 +547,103 @@ fn resident_bases_serve_many_msms() {
 }
 
 #[test]
+fn window_tables_equal_blst() {
+    if !gpu_or_skip("window_tables_equal_blst", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("window_tables_equal_blst");
+    let sizes = [
+        1usize,
+        2,
+        7,
+        300,
+        4096 + rng.gen_range(1..1000),
+        (1 << 14) + rng.gen_range(1..1000),
+        1 << 16,
+    ];
+    for n in sizes {
+        let (bases, edge) = common::edge_inputs(n, &mut rng);
+        let porep = common::porep_like_scalars(n, &mut rng);
+        let zeros = vec![Scalar::ZERO; n];
+        // Plain bases sharing the tables' scratch, run between their MSMs.
+        let plain = DeviceBases::upload(&bases).unwrap();
+        for window in [10u32, 13, 16, 20] {
+            if window == 20 && n < 4096 {
+                continue;
+            }
+            let tables =
+                DeviceBases::upload_tables_sharing(&bases, window, plain.scratch()).unwrap();
+            assert_eq!(tables.table_window(), Some(window));
+            let w_count = 256u32.div_ceil(window) as usize;
+            assert!(
+                tables.device_bytes().unwrap() >= n * w_count * 96,
+                "n = {n}"
+            );
+            for (name, scalars) in [("edge", &edge), ("porep-like", &porep), ("zeros", &zeros)] {
+                let want = msm_g1(&bases, scalars).unwrap();
+                for accumulation in BOTH {
+                    for split in [true, false] {
+                        let opts = MsmOptions {
+                            window: if split { None } else { Some(window) },
+                            split,
+                            accumulation,
+                        };
+                        let (got, stats) = tables.msm(0, GpuScalars::Host(scalars), &opts).unwrap();
+                        let at = format!("n = {n}, window {window}, {name}, {opts:?}, {stats:?}");
+                        assert_eq!(got, want, "{at}");
+                        assert_eq!(stats.window, window, "{at}");
+                        if stats.others > 0 {
+                            assert_eq!(stats.windows, 1, "{at}: one window of buckets");
+                        }
+                    }
+                }
+                let (got, _) = plain
+                    .msm(0, GpuScalars::Host(scalars), &MsmOptions::default())
+                    .unwrap();
+                assert_eq!(got, want, "n = {n}, plain bases between tables, {name}");
+            }
+            // An MSM at an offset into the tables, and one of device scalars.
+            if n > 10 {
+                let offset = rng.gen_range(1..n / 2);
+                let s = &edge[offset..];
+                let (got, _) = tables
+                    .msm(offset, GpuScalars::Host(s), &MsmOptions::default())
+                    .unwrap();
+                assert_eq!(
+                    got,
+                    msm_g1(&bases[offset..], s).unwrap(),
+                    "n = {n}, offset {offset}"
+                );
+            }
+            let stream = ntt_cuda::gpu::Stream::new().unwrap();
+            let dev = ntt_cuda::gpu::DeviceScalars::from_host_padded(&edge, n, &stream).unwrap();
+            stream.synchronize().unwrap();
+            let (got, _) = tables
+                .msm(0, GpuScalars::Device(&dev, n), &MsmOptions::default())
+                .unwrap();
+            assert_eq!(
+                got,
+                msm_g1(&bases, &edge).unwrap(),
+                "n = {n}, device scalars"
+            );
+            // Another window than the tables' is an error.
+            let other = MsmOptions {
+                window: Some(window + 1),
+                ..MsmOptions::default()
+            };
+            assert!(tables.msm(0, GpuScalars::Host(&edge), &other).is_err());
+        }
+    }
+    let bases = random_g1(3, &mut rng);
+    for window in [gpu::TABLE_MIN_WINDOW - 1, 25] {
+        assert!(matches!(
+            DeviceBases::upload_tables(&bases, window).unwrap_err(),
+            msm_cuda::Error::Window { .. }
+        ));
+    }
+}
+
+#[test]
 fn msm_reads_scalars_from_device_memory() {
     if !gpu_or_skip("msm_reads_scalars_from_device_memory", gpu::device()) {
         return;
@@ -797,5 +894,39 @@ fn heavy_sweep_2_24_and_2_26() {
             msm_g1(&bases, &porep).unwrap(),
             "2^{lg} porep-like, {stats:?}"
         );
+    }
+}
+
+#[test]
+#[ignore = "heavy: window tables of 2^24 and 2^26 points, about 95 GB of device memory (run on the H200)"]
+fn heavy_window_tables_2_24_and_2_26() {
+    if !gpu_or_skip("heavy_window_tables_2_24_and_2_26", gpu::device()) {
+        return;
+    }
+    let mut rng = fresh_rng("heavy_window_tables_2_24_and_2_26");
+    for (lg, window) in [(24u32, 20u32), (26, 24)] {
+        let n = 1usize << lg;
+        let bases = random_g1_fast(n, &mut rng);
+        let tables = DeviceBases::upload_tables(&bases, window).unwrap();
+        for (name, scalars) in [
+            (
+                "random",
+                (0..n).map(|_| Scalar::random(&mut rng)).collect::<Vec<_>>(),
+            ),
+            ("porep-like", common::porep_like_scalars(n, &mut rng)),
+        ] {
+            let want = msm_g1(&bases, &scalars).unwrap();
+            for accumulation in BOTH {
+                let opts = MsmOptions {
+                    accumulation,
+                    ..MsmOptions::default()
+                };
+                let (got, stats) = tables.msm(0, GpuScalars::Host(&scalars), &opts).unwrap();
+                assert_eq!(
+                    got, want,
+                    "2^{lg} {name}, window tables of {window} bits, {stats:?}"
+                );
+            }
+        }
     }
 }

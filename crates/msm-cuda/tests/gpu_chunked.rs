@@ -3,6 +3,9 @@
 //! chunk counts from 1 to 8, short last chunks, every accumulation and split, random, edge and PoRep-like scalars
 //! (whose classification calls for another window or sort than the one guessed, so the stage made during the upload
 //! is dropped and the sort runs again), against blst.
+//! The batch-affine rounds take their windows two a group here (`CUZK_MSM_GROUP_WINDOWS=2` unless set), so the first
+//! group's rounds run beside pass B of the later windows on the copy stream (the deferred pass B of a chunked upload);
+//! `CUZK_MSM_GROUP_WINDOWS=1024` runs every window in one group, as MSMs this small do by default.
 //! Its own test binary: it sets `CUZK_MSM_CHUNKED_MIN` for the whole process before the first MSM.
 //! Skipped with a printed reason without a GPU; failing instead when CUZK_REQUIRE_GPU=1.
 
@@ -16,11 +19,12 @@ use rand::Rng;
 use test_utils::{fresh_rng, gpu_or_skip};
 
 /// The chunks of a chunked upload of n scalars (msm.cu, upload_and_stage): `CUZK_MSM_UPLOAD_CHUNKS` (eight unless
-/// set), each a multiple of 2,048 scalars.
+/// set to 1..8, as the C side reads it), each a multiple of 2,048 scalars.
 fn chunks(n: usize) -> u32 {
     let k: usize = std::env::var("CUZK_MSM_UPLOAD_CHUNKS")
         .ok()
         .and_then(|v| v.parse().ok())
+        .filter(|k| (1..=8).contains(k))
         .unwrap_or(8);
     let per = n.div_ceil(k).div_ceil(2048) * 2048;
     n.div_ceil(per) as u32
@@ -32,6 +36,9 @@ fn chunked_uploads_equal_blst() {
         return;
     }
     std::env::set_var("CUZK_MSM_CHUNKED_MIN", "11");
+    if std::env::var_os("CUZK_MSM_GROUP_WINDOWS").is_none() {
+        std::env::set_var("CUZK_MSM_GROUP_WINDOWS", "2");
+    }
     let mut rng = fresh_rng("chunked_uploads_equal_blst");
     let sizes = [
         2048usize,
