@@ -167,6 +167,28 @@ fn time_runs(
     Ok((times, last, first))
 }
 
+/// Reports one size's timed runs: the numeric row `g1 2^lg Kind<tag> median` (for scripts) and its text twin
+/// `G1 MSM 2^lg Kind<tag>`, "median ms (median of N, min, max); detail".
+fn report_row(
+    report: &mut Report,
+    lg: u32,
+    kind: ScalarKind,
+    tag: &str,
+    times: Vec<f64>,
+    detail: String,
+) {
+    let runs = times.len();
+    let (med, min, max) = median(times);
+    report.time(
+        &format!("g1 2^{lg} {kind:?}{tag} median"),
+        std::time::Duration::from_secs_f64(med / 1e3),
+    );
+    report.text(
+        &format!("G1 MSM 2^{lg} {kind:?}{tag}"),
+        format!("{med:.3} ms (median of {runs}, min {min:.3}, max {max:.3}); {detail}"),
+    );
+}
+
 pub fn run(a: MsmArgs) -> Result<()> {
     let device = gpu::device().context("cuzk bench msm needs a GPU")?;
     let mut report = Report::streaming("bench msm", a.json);
@@ -306,7 +328,6 @@ pub fn run(a: MsmArgs) -> Result<()> {
                     None => agreed = Some((accumulation, point)),
                     _ => {}
                 }
-                let (med, min, max) = median(times);
                 // The label names the accumulation only when several are compared, so scripts reading the
                 // single-mode rows (`cargo xtask bench --ab d4`) keep working.
                 let tag = if a.accumulate.len() > 1 {
@@ -314,25 +335,16 @@ pub fn run(a: MsmArgs) -> Result<()> {
                 } else {
                     String::new()
                 };
-                // Numeric twin of the row below, for scripts.
-                report.time(
-                    &format!("g1 2^{lg} {kind:?}{tag} median"),
-                    std::time::Duration::from_secs_f64(med / 1e3),
-                );
                 let floor_ms = mults(&s) / fp_rate * 1e3;
-                report.text(
-                    &format!("G1 MSM 2^{lg} {kind:?}{tag}"),
-                    format!(
-                        "{med:.3} ms (median of {}, min {min:.3}, max {max:.3}); window {} x {}; {} accumulation \
-                         ({} affine rounds); floor {floor_ms:.3} ms; device: upload {:.2} ({} chunks), classify {:.2}, \
-                         sort {:.2}, accumulate {:.2}, reduce {:.2}, ones {:.2} ({} rounds), total {:.2}; combine {:.2} \
-                         ms on the host; 0/1/other {}/{}/{}",
-                        a.iterations, s.window, s.windows, s.accumulation.name(), s.affine_rounds, s.ms_upload,
-                        s.upload_chunks,
-                        s.ms_classify, s.ms_sort, s.ms_accumulate, s.ms_reduce, s.ms_ones, s.ones_rounds, s.ms_total,
-                        s.ms_combine, s.zeros, s.ones, s.others
-                    ),
+                let detail = format!(
+                    "window {} x {}; {} accumulation ({} affine rounds); floor {floor_ms:.3} ms; device: upload {:.2} \
+                     ({} chunks), classify {:.2}, sort {:.2}, accumulate {:.2}, reduce {:.2}, ones {:.2} ({} rounds), \
+                     total {:.2}; combine {:.2} ms on the host; 0/1/other {}/{}/{}",
+                    s.window, s.windows, s.accumulation.name(), s.affine_rounds, s.ms_upload, s.upload_chunks,
+                    s.ms_classify, s.ms_sort, s.ms_accumulate, s.ms_reduce, s.ms_ones, s.ones_rounds, s.ms_total,
+                    s.ms_combine, s.zeros, s.ones, s.others
                 );
+                report_row(&mut report, lg, kind, &tag, times, detail);
             }
             if let Some(tables) = &tables {
                 let want = want.or(agreed.map(|(_, p)| p));
@@ -347,19 +359,14 @@ pub fn run(a: MsmArgs) -> Result<()> {
                     a.iterations,
                     want,
                 )?;
-                let (med, min, max) = median(times);
-                report.time(
-                    &format!("g1 2^{lg} {kind:?} tables median"),
-                    std::time::Duration::from_secs_f64(med / 1e3),
+                let detail = format!(
+                    "window {} over tables, {} digits in one window of buckets; {} accumulation ({} affine rounds); \
+                     device: upload {:.2}, classify {:.2}, sort {:.2}, accumulate {:.2}, reduce {:.2}, ones {:.2}, \
+                     total {:.2}",
+                    s.window, s.digits, s.accumulation.name(), s.affine_rounds, s.ms_upload, s.ms_classify,
+                    s.ms_sort, s.ms_accumulate, s.ms_reduce, s.ms_ones, s.ms_total
                 );
-                report.text(
-                    &format!("G1 MSM 2^{lg} {kind:?} tables"),
-                    format!(
-                        "{med:.3} ms (median of {}, min {min:.3}, max {max:.3}); window {} over tables, {} digits in                          one window of buckets; {} accumulation ({} affine rounds); device: upload {:.2}, classify                          {:.2}, sort {:.2}, accumulate {:.2}, reduce {:.2}, ones {:.2}, total {:.2}",
-                        a.iterations, s.window, s.digits, s.accumulation.name(), s.affine_rounds, s.ms_upload,
-                        s.ms_classify, s.ms_sort, s.ms_accumulate, s.ms_reduce, s.ms_ones, s.ms_total
-                    ),
-                );
+                report_row(&mut report, lg, kind, " tables", times, detail);
             }
             if let Some(chunk) = a.streamed_chunk {
                 let want = want.or(agreed.map(|(_, p)| p));
@@ -371,20 +378,12 @@ pub fn run(a: MsmArgs) -> Result<()> {
                     a.iterations,
                     want,
                 )?;
-                let (med, min, max) = median(times);
-                report.time(
-                    &format!("g1 2^{lg} {kind:?} streamed median"),
-                    std::time::Duration::from_secs_f64(med / 1e3),
+                let detail = format!(
+                    "{} chunks of at most {chunk} points from host memory, their uploads {:.2} ms (all but the first \
+                     beside the previous chunk's MSM); window {} (first chunk); device total {:.2} ms",
+                    s.bases_chunks, s.ms_bases_upload, s.window, s.ms_total
                 );
-                report.text(
-                    &format!("G1 MSM 2^{lg} {kind:?} streamed"),
-                    format!(
-                        "{med:.3} ms (median of {}, min {min:.3}, max {max:.3}); {} chunks of at most {chunk} points \
-                         from host memory, their uploads {:.2} ms (all but the first beside the previous chunk's MSM); \
-                         window {} (first chunk); device total {:.2} ms",
-                        a.iterations, s.bases_chunks, s.ms_bases_upload, s.window, s.ms_total
-                    ),
-                );
+                report_row(&mut report, lg, kind, " streamed", times, detail);
             }
         }
     }
