@@ -1,10 +1,12 @@
 //! blst's Pippenger against the naive sum, on random inputs and edge cases.
 
-use blstrs::{G1Affine, G1Projective, G2Affine, Scalar};
+use blstrs::{G1Projective, G2Affine, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Group};
 use msm_cuda::{msm_g1, msm_g1_selected, msm_g2, msm_g2_selected, Error, Selection};
 use rand::Rng;
+mod common;
+
 use test_utils::{
     edge_or_random_scalar, fresh_rng, naive_msm_g1, naive_msm_g2, random_g1, random_g2,
 };
@@ -13,13 +15,7 @@ use test_utils::{
 fn g1_matches_naive_on_sizes_and_edges() {
     let mut rng = fresh_rng("g1_matches_naive_on_sizes_and_edges");
     for n in [1usize, 2, 3, 7, 31, 32, 33, 100, 257, 1000] {
-        let mut bases = random_g1(n, &mut rng);
-        let mut scalars: Vec<Scalar> = (0..n).map(|_| edge_or_random_scalar(&mut rng)).collect();
-        if n > 3 {
-            bases[1] = G1Affine::identity(); // identity base
-            bases[2] = bases[0]; // repeated base
-            scalars[3] = -Scalar::ONE; // p - 1
-        }
+        let (bases, scalars) = common::edge_inputs(n, &mut rng);
         assert_eq!(
             msm_g1(&bases, &scalars).unwrap(),
             naive_msm_g1(&bases, &scalars),
