@@ -1591,7 +1591,8 @@ bool room_for(size_t bytes) {
 // rounds, when that is safe: the stage lives in ba_elems[0], so the first group's round 0 writes ba_elems[1] instead
 // (`flip`, which takes ba_elems[1] at round 0's size, so the card must have room for it) and its round 1 waits for the
 // copy stream, and ba_elems[0] must need no reallocation for round 1. Else the rest is placed on st before the rounds,
-// as a whole pass B would be. Pass B is memory-bound, the rounds are bound by their products: the first group's round
+// as a whole pass B would be; and when the group's allocations would grow ba_elems[0] (which frees the stage), pass B
+// runs whole on st before them. Pass B is memory-bound, the rounds are bound by their products: the first group's round
 // 0 hides most of it.
 cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine_t<Fp>* bases, const uint32_t* counts,
                               const uint32_t* offsets, const uint32_t* entries, uint32_t windows, uint32_t buckets,
@@ -1631,6 +1632,12 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
             overlap = most <= tail || (B->ba_elems[0].cap >= b2 &&
                                        room_for(b1 > B->ba_elems[1].cap ? b1 - B->ba_elems[1].cap : 0));
         const int flip = overlap && most > tail ? 1 : 0;
+        // The stage lives in ba_elems[0]: when this group's allocations below would grow it (free it and take a
+        // larger one), pass B runs whole first, before they do. (With the overlap, ba_elems[0] already holds b2.)
+        if (fine && w0 == 0 && most > tail && B->ba_elems[0].cap < (flip ? b2 : b1)) {
+            CUZK_CHECK(fine->launch(st, hb[0], hb[windows]));
+            fine = nullptr;
+        }
         uint32_t* slots = nullptr;
         size_t tmp = 0;
         if (most > tail) {
