@@ -1557,10 +1557,11 @@ struct DeferredFine {
     }
 };
 
-// CUZK_MSM_FINE_OVERLAP=0|1 (read once; 1 unless set): whether a deferred pass B may place the windows after the
-// first group's on the copy stream while the first group's rounds run (accumulate_affine). An A/B switch.
+// CUZK_MSM_FINE_OVERLAP=0|1 (read once; 0 unless set): whether a deferred pass B may place the windows after the
+// first group's on the copy stream while the first group's rounds run (accumulate_affine). Off by default until it is
+// measured: its first GPU run (2026-12-05) freed the stage under pass B (fixed since, not yet run on a GPU).
 bool fine_overlap_enabled() {
-    static const bool v = env_u32("CUZK_MSM_FINE_OVERLAP", 0, 1, 1) != 0;
+    static const bool v = env_u32("CUZK_MSM_FINE_OVERLAP", 0, 1, 0) != 0;
     return v;
 }
 
