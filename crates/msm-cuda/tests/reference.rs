@@ -1,12 +1,12 @@
 //! blst's Pippenger against the naive sum, on random inputs and edge cases.
 
+mod common;
+
 use blstrs::{G1Projective, G2Affine, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Group};
 use msm_cuda::{msm_g1, msm_g1_selected, msm_g2, msm_g2_selected, Error, Selection};
 use rand::Rng;
-mod common;
-
 use test_utils::{
     edge_or_random_scalar, fresh_rng, naive_msm_g1, naive_msm_g2, random_g1, random_g2,
 };
