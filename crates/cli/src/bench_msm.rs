@@ -361,9 +361,9 @@ pub fn run(a: MsmArgs) -> Result<()> {
                 )?;
                 let detail = format!(
                     "window {} over tables, {} digits in one window of buckets; {} accumulation ({} affine rounds); \
-                     device: upload {:.2}, classify {:.2}, sort {:.2}, accumulate {:.2}, reduce {:.2}, ones {:.2}, \
-                     total {:.2}",
-                    s.window, s.digits, s.accumulation.name(), s.affine_rounds, s.ms_upload, s.ms_classify,
+                     device: upload {:.2} ({} chunks), classify {:.2}, sort {:.2}, accumulate {:.2}, reduce {:.2}, \
+                     ones {:.2}, total {:.2}",
+                    s.window, s.digits, s.accumulation.name(), s.affine_rounds, s.ms_upload, s.upload_chunks, s.ms_classify,
                     s.ms_sort, s.ms_accumulate, s.ms_reduce, s.ms_ones, s.ms_total
                 );
                 report_row(&mut report, lg, kind, " tables", times, detail);

@@ -1772,14 +1772,17 @@ struct Prestaged {
 // to the last chunk's work and gained nothing measurable.
 
 cuzk_status upload_and_stage(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* host, uint32_t n, uint32_t window,
-                             const uint8_t* table, int split, Prestaged* out) {
+                             const uint8_t* table, int split, uint32_t merge, Prestaged* out) {
     *out = Prestaged{};
     const uint32_t min_log = chunked_min_log();
     if (min_log == 0 || n < (1u << min_log)) return status_ok();
-    const uint32_t c = choose_window(window, table, n);
-    if (!use_staged_sort(n, n, c)) return status_ok();
-    const uint32_t windows = (256 + c - 1) / c, buckets = (1u << (c - 1)) + 1, coarse = stage_coarse(c);
-    const uint64_t cap = (uint64_t)n * windows;
+    // Over window tables (merge = W) the window is the tables' and the staged sort always runs; every digit window
+    // goes to window 0's bins.
+    const uint32_t c = merge ? window : choose_window(window, table, n);
+    if (!merge && !use_staged_sort(n, n, c)) return status_ok();
+    const uint32_t digit_windows = (256 + c - 1) / c, buckets = (1u << (c - 1)) + 1, coarse = stage_coarse(c);
+    const uint32_t windows = merge ? 1 : digit_windows;
+    const uint64_t cap = (uint64_t)n * digit_windows;
     if (cap >= 0x80000000ull) return status_ok();
     const size_t stage_bytes = cap * sizeof(uint2);
     if (B->ba_elems[0].cap < stage_bytes) {
@@ -1827,15 +1830,16 @@ cuzk_status upload_and_stage(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* h
         CUZK_TRY(cudaStreamWaitEvent(st, B->chunk_ev[k], 0));
         if (first + len == n) CUZK_TRY(cudaEventRecord(B->ev[1], st));
         classify_kernel<<<blocks_for(len, 256), 256, 0, st>>>(dev + first, true, canon + first, len, split,
-                                                              (uint32_t*)B->ones.ptr, counters, first, 1);
+                                                              (uint32_t*)B->ones.ptr, counters, first,
+                                                              merge ? merge : 1);
         CUZK_TRY_LAUNCH("classify_kernel");
         uint32_t* counts_k = bin_counts + k * bins;
         uint32_t* cursor_k = bin_cursor + k * bins;
-        CUZK_CHECK(coarse_histogram(st, canon + first, len, split, c, windows, counts_k));
+        CUZK_CHECK(coarse_histogram(st, canon + first, len, split, c, windows, counts_k, merge));
         chunk_cursor_kernel<<<1, STAGE_THREADS, 0, st>>>(counts_k, (uint32_t)bins, cursor_k, counters + 2);
         CUZK_TRY_LAUNCH("chunk_cursor_kernel");
         stage_coarse_kernel<<<blocks_for(len, STAGE_SCALARS), STAGE_THREADS, smem_a, st>>>(
-            canon + first, len, split, c, 0, windows, buckets, cursor_k, 0, stage, first, 0);
+            canon + first, len, split, c, 0, digit_windows, buckets, cursor_k, 0, stage, first, merge);
         CUZK_TRY_LAUNCH("stage_coarse_kernel");
     }
     stage_segments_kernel<<<1, STAGE_THREADS, 0, st>>>(bin_counts, bin_cursor, (uint32_t)bins, chunks, bin_totals,
@@ -1918,10 +1922,11 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
     if (n == 0) return status_ok();
 
     CUZK_TRY(cudaEventRecord(B->ev[0], st));
-    // 0-1. Host scalars of a large MSM: uploaded in chunks, each classified and staged for the sort as it lands (not
-    // yet over window tables).
+    // 0-1. Host scalars of a large MSM: uploaded in chunks, each classified and staged for the sort as it lands.
     Prestaged pre;
-    if (!on_device && !merge) CUZK_CHECK(upload_and_stage(B, st, (const fr_t*)scalars, n32, window, table, split, &pre));
+    if (!on_device)
+        CUZK_CHECK(upload_and_stage(B, st, (const fr_t*)scalars, n32, merge ? Bs->table_window : window, table, split,
+                                    merge, &pre));
     fr_t* canon = nullptr;
     uint32_t ones = 0, others = 0;
     if (pre.done) {
@@ -2062,7 +2067,9 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         stats->accumulation = affine ? CUZK_MSM_ACCUMULATE_AFFINE : CUZK_MSM_ACCUMULATE_XYZZ;
         // A pass B left for the rounds runs in the accumulation phase (its first group's windows, or all of it
         // when it cannot overlap the rounds); else here, in the sort phase.
-        if (fine_pending && !(affine && fine_overlap_enabled())) {
+        // Over window tables the rounds' "windows" are parts of one window's buckets, which the stage's coarse bins
+        // do not follow, so pass B runs whole.
+        if (fine_pending && !(affine && fine_overlap_enabled() && !merge)) {
             CUZK_CHECK(fine.launch(st, 0, start[windows]));
             fine_pending = false;
         }

@@ -2,7 +2,7 @@
 //! default from 2^22 scalars, so the heavy sweep of `gpu.rs` runs it at full size): here from 2,048 scalars, with
 //! chunk counts from 1 to 8, short last chunks, every accumulation and split, random, edge and PoRep-like scalars
 //! (whose classification calls for another window or sort than the one guessed, so the stage made during the upload
-//! is dropped and the sort runs again), against blst.
+//! is dropped and the sort runs again), plain bases and window tables, against blst.
 //! The batch-affine rounds take their windows two a group here (`CUZK_MSM_GROUP_WINDOWS=2` unless set) and the deferred
 //! pass B of a chunked upload is on (`CUZK_MSM_FINE_OVERLAP=1` unless set; off by default), so the first group's
 //! rounds run beside pass B of the later windows on the copy stream;
@@ -79,6 +79,44 @@ fn chunked_uploads_equal_blst() {
                     }
                 }
             }
+        }
+        // Over window tables (every digit window into one window of buckets, the ones list's indices times the
+        // tables a base has), from the start and at an offset.
+        for window in [10u32, 16] {
+            let tables =
+                DeviceBases::upload_tables_sharing(&bases, window, resident.scratch()).unwrap();
+            for (name, scalars) in [("edge", &edge), ("random", &random), ("porep-like", &porep)] {
+                let want = msm_g1(&bases, scalars).unwrap();
+                for accumulation in [Accumulation::Xyzz, Accumulation::BatchAffine] {
+                    for split in [true, false] {
+                        let opts = MsmOptions {
+                            window: None,
+                            split,
+                            accumulation,
+                        };
+                        let (got, stats) = tables.msm(0, GpuScalars::Host(scalars), &opts).unwrap();
+                        let at = format!(
+                            "n = {n}, tables of {window} bits, {name}, {opts:?}, {stats:?}"
+                        );
+                        assert_eq!(got, want, "{at}");
+                        assert_eq!(stats.window, window, "{at}");
+                        assert_eq!(stats.upload_chunks, chunks(n), "{at}");
+                    }
+                }
+            }
+            let offset = rng.gen_range(1..n / 2);
+            let s = &random[offset..];
+            let (got, stats) = tables
+                .msm(offset, GpuScalars::Host(s), &MsmOptions::default())
+                .unwrap();
+            let at = format!("n = {n}, tables of {window} bits, offset {offset}, {stats:?}");
+            assert_eq!(got, msm_g1(&bases[offset..], s).unwrap(), "{at}");
+            let m = n - offset;
+            assert_eq!(
+                stats.upload_chunks,
+                if m >= 2048 { chunks(m) } else { 0 },
+                "{at}"
+            );
         }
         // Scalars on the device never take the chunked upload.
         let stream = ntt_cuda::gpu::Stream::new().unwrap();
