@@ -1396,9 +1396,13 @@ size_t usable_free(size_t free_b, size_t total_b) {
 // rounds already hold (a scratch set keeps its buffers from one MSM to the next), at most 26 GiB. A window of a 2^27
 // MSM takes about 17.5 GB (its pairs' sums twice, 96 bytes each, and the inversion tree, 110 bytes a pair), so two
 // never share a group there; three windows of a 2^26 MSM take 24.4 GiB, where the 24 GiB cap until 2026-12-04 grouped
-// them in twos (39 rounds, not 29). CUZK_MSM_BUDGET_GIB=G (1..1024, read once) sets the cap.
-size_t batch_affine_budget(size_t held) {
-    static const size_t cap = (size_t)env_u32("CUZK_MSM_BUDGET_GIB", 1, 1024, 26) << 30;
+// them in twos (39 rounds, not 29). Over window tables (`tables`) the cap is 33 GiB: a set of tables is made only on
+// a card with room, and there the one window's parts group further (H200, 2026-12-05, random scalars, medians of 5:
+// 2^24 at 20 bits 99.85-100.04 -> 97.87-98.06 ms, 14 -> 8 rounds; 2^26 at 24 bits 365.3 -> 364.3 ms, 23 -> 18 rounds).
+// CUZK_MSM_BUDGET_GIB=G (1..1024, read once) sets the cap of both.
+size_t batch_affine_budget(size_t held, bool tables = false) {
+    static const uint32_t forced = env_u32("CUZK_MSM_BUDGET_GIB", 1, 1024, 0);
+    const size_t cap = (size_t)(forced ? forced : tables ? 33 : 26) << 30;
     size_t free_b = 0, total_b = 0;
     if (cuzk::mem_get_info(&free_b, &total_b) != cudaSuccess) {
         cudaGetLastError();
@@ -1558,8 +1562,11 @@ struct DeferredFine {
 };
 
 // CUZK_MSM_FINE_OVERLAP=0|1 (read once; 0 unless set): whether a deferred pass B may place the windows after the
-// first group's on the copy stream while the first group's rounds run (accumulate_affine). Off by default until it is
-// measured: its first GPU run (2026-12-05) freed the stage under pass B (fixed since, not yet run on a GPU).
+// first group's on the copy stream while the first group's rounds run (accumulate_affine). Off by default: with the
+// fix for its first run's fault (the stage freed under pass B) the GPU tests pass, but the time pass B leaves the sort
+// comes back in the rounds beside it (H100, 2026-12-05, random, medians of 3: 2^24 sort 2.70 -> 0.98 ms, accumulate
+// 110.8 -> 112.6 ms; 2^26 sort 10.0 -> 2.8, accumulate 364.9 -> 372.0; totals 127.0 / 431.8 off against 127.0-127.4 /
+// 432.4-433.5 on). An A/B switch, kept for a layout where the rounds leave memory bandwidth free.
 bool fine_overlap_enabled() {
     static const bool v = env_u32("CUZK_MSM_FINE_OVERLAP", 0, 1, 0) != 0;
     return v;
@@ -2058,7 +2065,7 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
                 // The largest window's working memory must fit the budget, or a choice left to AUTO falls back to
                 // XYZZ, which needs no more than it has (an explicit request goes ahead and fails, if it must, with
                 // the allocation's own error).
-                budget = batch_affine_budget(ba_held(B));
+                budget = batch_affine_budget(ba_held(B), merge != 0);
                 if (effective_accumulate(accumulate) == CUZK_MSM_ACCUMULATE_AUTO &&
                     ba_group_bytes(largest, buckets) > budget)
                     affine = false;
