@@ -759,7 +759,7 @@ impl DeviceBases<G1Affine> {
     /// Pick a width whose top window is wide: scalars have 255 bits, and the top window's few digit values all land
     /// in a few buckets, which the batch-affine rounds halve slowly. On the H200, random scalars: 20 bits at 2^24
     /// (19.5 GiB of tables, 98 ms against 117 ms plain), 24 bits at 2^26 (66 GiB, 364 ms against 402 ms); on an
-    /// H100 at 2^24, 21 and 23 bits (top windows of 3 and 4 bits) took 189 and 159 ms against 107 ms at 20 bits.
+    /// H100 at 2^24, 21 and 23 bits (top windows of 3 and 2 bits) took 189 and 159 ms against 107 ms at 20 bits.
     ///
     /// # Errors
     /// [`Error::Window`] for a window outside [`TABLE_MIN_WINDOW`]..=24; [`Error::NoDevice`]; a CUDA error (out of
