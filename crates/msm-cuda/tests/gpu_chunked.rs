@@ -19,6 +19,9 @@ use msm_cuda::msm_g1;
 use rand::Rng;
 use test_utils::{fresh_rng, gpu_or_skip};
 
+/// Host scalars of 2^CHUNKED_MIN_LOG and more go up in chunks in this test's process (`CUZK_MSM_CHUNKED_MIN`).
+const CHUNKED_MIN_LOG: u32 = 11;
+
 /// The chunks of a chunked upload of n scalars (msm.cu, upload_and_stage): `CUZK_MSM_UPLOAD_CHUNKS` (eight unless
 /// set to 1..8, as the C side reads it), each a multiple of 2,048 scalars.
 fn chunks(n: usize) -> u32 {
@@ -36,7 +39,7 @@ fn chunked_uploads_equal_blst() {
     if !gpu_or_skip("chunked_uploads_equal_blst", gpu::device()) {
         return;
     }
-    std::env::set_var("CUZK_MSM_CHUNKED_MIN", "11");
+    std::env::set_var("CUZK_MSM_CHUNKED_MIN", CHUNKED_MIN_LOG.to_string());
     if std::env::var_os("CUZK_MSM_GROUP_WINDOWS").is_none() {
         std::env::set_var("CUZK_MSM_GROUP_WINDOWS", "2");
     }
@@ -114,7 +117,11 @@ fn chunked_uploads_equal_blst() {
             let m = n - offset;
             assert_eq!(
                 stats.upload_chunks,
-                if m >= 2048 { chunks(m) } else { 0 },
+                if m >= 1 << CHUNKED_MIN_LOG {
+                    chunks(m)
+                } else {
+                    0
+                },
                 "{at}"
             );
         }
