@@ -514,8 +514,6 @@ constexpr size_t STAGE_FINE_SMEM = ((size_t)2 * STAGE_SPAN_B + 8) * 4 + (size_t)
 // Stage entries [from + blockIdx.x * STAGE_ENTRIES, ...) of [from, to) to their buckets' runs in `entries` (cursor:
 // where each bucket's next entry goes, absolute). A tile whose keys span more than STAGE_SPAN_B (tiny coarse bins, as
 // in a small MSM), or that holds a key outside its span (see StageTile), places each entry with its own atomic instead.
-// A range that starts at a window's first entry and ends at another's takes just those windows' buckets (the stage is
-// in window order), so pass B can run window group by window group (DeferredFine).
 __global__ void __launch_bounds__(STAGE_THREADS) stage_fine_kernel(const uint2* __restrict__ stage, StageMap m,
                                                                    uint32_t from, uint32_t to, uint32_t buckets,
                                                                    uint32_t c, uint32_t* __restrict__ cursor,
@@ -1101,8 +1099,6 @@ struct cuzk_msm_scratch {
     // The chunked upload's copies, and each chunk's arrival.
     cudaStream_t copy_stream;
     cudaEvent_t chunk_ev[UPLOAD_CHUNKS];
-    // A deferred pass B on the copy stream beside the first group's rounds: its start and its end (accumulate_affine).
-    cudaEvent_t side_ev[2];
     Scratch scalars, canon, ones, counters, counts, offsets, cursor, entries, cub, parts_a, parts_b, ones_sums;
     Scratch tcount[2], toff[2], task_bucket, tasks[2], level_max;
     Scratch sort_keys[2], sort_index[2], sort_tmp;
@@ -1203,6 +1199,17 @@ cuzk_status coarse_histogram(cudaStream_t st, const fr_t* canon, uint32_t n, int
     return status_ok();
 }
 
+// Pass B of the staged sort: the stage's `len` entries (at `map`'s segments, or contiguous) to their buckets' runs in
+// `entries` (`cursor`: where each bucket's next entry goes).
+cuzk_status stage_fine(cudaStream_t st, const uint2* stage, const StageMap& map, uint32_t len, uint32_t buckets,
+                       uint32_t c, uint32_t* cursor, uint32_t* entries) {
+    if (len == 0) return status_ok();
+    stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(stage, map, 0, len,
+                                                                                            buckets, c, cursor, entries);
+    CUZK_TRY_LAUNCH("stage_fine_kernel");
+    return status_ok();
+}
+
 // Places the digits of the MSM's scalars in `entries` (see stage_coarse_kernel) and fills the buckets' `counts` (zeroed
 // by the caller), `offsets` (their exclusive prefix sums over all windows) and `cursor` (each bucket's end), with no
 // per-digit histogram: the coarse bins' counts come first (coarse_histogram_kernel; with one host sync they give the
@@ -1273,11 +1280,7 @@ cuzk_status sort_staged(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* canon,
         CUZK_TRY(cub::DeviceScan::ExclusiveScan(B->cub.ptr, scan_bytes, counts + first, offsets + first,
                                                 ::cuda::std::plus<>{}, (*start)[w0], (int)items, st));
         CUZK_TRY(cudaMemcpyAsync(cursor + first, offsets + first, items * 4, cudaMemcpyDeviceToDevice, st));
-        if (len > 0) {
-            stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(
-                stage, StageMap{}, 0, (uint32_t)len, buckets, c, cursor, entries);
-            CUZK_TRY_LAUNCH("stage_fine_kernel");
-        }
+        CUZK_CHECK(stage_fine(st, stage, StageMap{}, (uint32_t)len, buckets, c, cursor, entries));
         w0 += g;
     }
     return status_ok();
@@ -1542,69 +1545,22 @@ __global__ void chunk_layout_kernel(uint32_t m, uint32_t chunk, uint32_t k, uint
     cnt[i] = (uint32_t)(m - s < chunk ? m - s : chunk);
 }
 
-// Pass B of the staged sort after a chunked upload, not yet run: the stage's entries (in window order, see
-// stage_fine_kernel) to their buckets' runs in `entries`. The stage lives in the rounds' first buffer (ba_elems[0]).
-struct DeferredFine {
-    const uint2* stage;
-    StageMap map;
-    uint32_t buckets, c;
-    uint32_t* cursor;
-    uint32_t* entries;
-
-    // Entries [from, to) of the stage, on st.
-    cuzk_status launch(cudaStream_t st, uint32_t from, uint32_t to) const {
-        if (to <= from) return status_ok();
-        stage_fine_kernel<<<blocks_for(to - from, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(
-            stage, map, from, to, buckets, c, cursor, entries);
-        CUZK_TRY_LAUNCH("stage_fine_kernel");
-        return status_ok();
-    }
-};
-
-// CUZK_MSM_FINE_OVERLAP=0|1 (read once; 0 unless set): whether a deferred pass B may place the windows after the
-// first group's on the copy stream while the first group's rounds run (accumulate_affine). Off by default: with the
-// fix for its first run's fault (the stage freed under pass B) the GPU tests pass, but the time pass B leaves the sort
-// comes back in the rounds beside it (H100, 2026-12-05, random, medians of 3: 2^24 sort 2.70 -> 0.98 ms, accumulate
-// 110.8 -> 112.6 ms; 2^26 sort 10.0 -> 2.8, accumulate 364.9 -> 372.0; totals 127.0 / 431.8 off against 127.0-127.4 /
-// 432.4-433.5 on). An A/B switch, kept for a layout where the rounds leave memory bandwidth free.
-bool fine_overlap_enabled() {
-    static const bool v = env_u32("CUZK_MSM_FINE_OVERLAP", 0, 1, 0) != 0;
-    return v;
-}
-
 // CUZK_MSM_GROUP_WINDOWS=K (read once, 1..1024): at most K windows a group of rounds, for the tests (small MSMs then
-// run several groups, and a deferred pass B overlaps the first); no cap unless set.
+// run several groups); no cap unless set.
 uint32_t group_windows_cap() {
     static const uint32_t v = env_u32("CUZK_MSM_GROUP_WINDOWS", 1, 1024, 1024);
     return v;
 }
 
-// Whether the card can give `bytes` more, with 1 GiB to spare.
-bool room_for(size_t bytes) {
-    if (bytes == 0) return true;
-    size_t free_b = 0, total_b = 0;
-    if (cuzk::mem_get_info(&free_b, &total_b) != cudaSuccess) {
-        cudaGetLastError();
-        return false;
-    }
-    return usable_free(free_b, total_b) >= bytes + (1ull << 30);
-}
-
 // Buckets [0, windows * buckets) summed into `out` from the sorted digits, by batch-affine rounds, windows taken
 // in groups whose working memory fits `budget` (one window at least). Sets *rounds to the rounds run in all.
 // `counts` and `offsets` give each bucket's run of `entries` (base index, sign in the top bit).
-//
-// `fine`, when given, is pass B still to run (after a chunked upload; counts and offsets are final). The first
-// group's windows are placed first, on st. The rest are placed on the set's copy stream beside the first group's
-// rounds, when that is safe: the stage lives in ba_elems[0], so the first group's round 0 writes ba_elems[1] instead
-// (`flip`, which takes ba_elems[1] at round 0's size, so the card must have room for it) and its round 1 waits for the
-// copy stream, and ba_elems[0] must need no reallocation for round 1. Else the rest is placed on st before the rounds,
-// as a whole pass B would be; and when the group's allocations would grow ba_elems[0] (which frees the stage), pass B
-// runs whole on st before them. Pass B is memory-bound, the rounds are bound by their products: the first group's round
-// 0 hides most of it.
+// (Pass B of a chunked upload's sort, deferred to run beside the first group's rounds on the copy stream, was tried
+// and removed: the GPU tests passed with it, but the time it left the sort came back in the rounds beside it, and the
+// totals were equal or slightly worse; H100, 2026-12-05, BENCHMARKS.md.)
 cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine_t<Fp>* bases, const uint32_t* counts,
                               const uint32_t* offsets, const uint32_t* entries, uint32_t windows, uint32_t buckets,
-                              size_t budget, xyzz_t<Fp>* out, uint32_t* rounds, const DeferredFine* fine = nullptr) {
+                              size_t budget, xyzz_t<Fp>* out, uint32_t* rounds) {
     *rounds = 0;
     const uint32_t total = windows * buckets;
     CUZK_CHECK(scratch(B->ba_bounds, (2 * (size_t)windows + 1) * 4, "window bounds"));
@@ -1617,7 +1573,6 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
     CUZK_TRY(cudaMemcpyAsync(hb.data(), bounds, hb.size() * 4, cudaMemcpyDeviceToHost, st));
     CUZK_TRY(cudaStreamSynchronize(st));
     const uint32_t* hlong = hb.data() + windows + 1;
-    bool side_pending = false;  // the copy stream is placing the later windows; st waits before writing ba_elems[0]
 
     for (uint32_t w0 = 0; w0 < windows;) {
         uint32_t w1 = w0 + 1;
@@ -1635,22 +1590,11 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
         const uint32_t tail = ba_tail_len();
         const size_t e1 = ba_next_bound(E, nb), e2 = ba_next_bound(e1, nb);
         const size_t b1 = e1 * sizeof(affine_t<Fp>), b2 = e2 * sizeof(affine_t<Fp>);
-        bool overlap = false;
-        if (fine && w0 == 0 && w1 < windows && fine_overlap_enabled())
-            overlap = most <= tail || (B->ba_elems[0].cap >= b2 &&
-                                       room_for(b1 > B->ba_elems[1].cap ? b1 - B->ba_elems[1].cap : 0));
-        const int flip = overlap && most > tail ? 1 : 0;
-        // The stage lives in ba_elems[0]: when this group's allocations below would grow it (free it and take a
-        // larger one), pass B runs whole first, before they do. (With the overlap, ba_elems[0] already holds b2.)
-        if (fine && w0 == 0 && most > tail && B->ba_elems[0].cap < (flip ? b2 : b1)) {
-            CUZK_CHECK(fine->launch(st, hb[0], hb[windows]));
-            fine = nullptr;
-        }
         uint32_t* slots = nullptr;
         size_t tmp = 0;
         if (most > tail) {
-            CUZK_CHECK(scratch(B->ba_elems[flip], b1, "batch-affine sums"));
-            CUZK_CHECK(scratch(B->ba_elems[1 - flip], b2, "batch-affine sums"));
+            CUZK_CHECK(scratch(B->ba_elems[0], b1, "batch-affine sums"));
+            CUZK_CHECK(scratch(B->ba_elems[1], b2, "batch-affine sums"));
             CUZK_CHECK(scratch(B->ba_tree, inv_tree_elems((uint32_t)e1) * sizeof(fp_t), "the inversion tree"));
             if (slot_map_enabled() && E < BA_ALONE) {
                 CUZK_CHECK(scratch(B->ba_slots, e1 * sizeof(uint32_t), "the rounds' slot map"));
@@ -1664,30 +1608,13 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
                                                    (uint32_t*)B->ba_off[0].ptr, (int)nb, st));
             CUZK_CHECK(scratch(B->cub, tmp, "the scan"));
         }
-        // Pass B, deferred: after this group's allocations (a reallocation would wait for the copy stream).
-        if (fine && w0 == 0) {
-            CUZK_CHECK(fine->launch(st, hb[0], hb[w1]));
-            if (overlap) {
-                CUZK_TRY(cudaEventRecord(B->side_ev[0], st));
-                CUZK_TRY(cudaStreamWaitEvent(B->copy_stream, B->side_ev[0], 0));
-                CUZK_CHECK(fine->launch(B->copy_stream, hb[w1], hb[windows]));
-                CUZK_TRY(cudaEventRecord(B->side_ev[1], B->copy_stream));
-                side_pending = true;
-            } else {
-                CUZK_CHECK(fine->launch(st, hb[w1], hb[windows]));
-            }
-        }
         if (most > tail) {
             fp_t* tree = (fp_t*)B->ba_tree.ptr;
             uint64_t bound = E;
             for (int r = 0; most > tail; r++) {
                 uint32_t* ncnt = (uint32_t*)B->ba_cnt[r % 2].ptr;
                 uint32_t* noff = (uint32_t*)B->ba_off[r % 2].ptr;
-                affine_t<Fp>* out_pts = (affine_t<Fp>*)B->ba_elems[(r + flip) % 2].ptr;
-                if (side_pending && (r + flip) % 2 == 0) {
-                    CUZK_TRY(cudaStreamWaitEvent(st, B->side_ev[1], 0));
-                    side_pending = false;
-                }
+                affine_t<Fp>* out_pts = (affine_t<Fp>*)B->ba_elems[r % 2].ptr;
                 ba_halve_kernel<<<blocks_for(nb, 256), 256, 0, st>>>(L.cnt, nb, ncnt);
                 CUZK_TRY_LAUNCH("ba_halve_kernel");
                 CUZK_TRY(cub::DeviceScan::ExclusiveSum(B->cub.ptr, tmp, ncnt, noff, (int)nb, st));
@@ -1708,10 +1635,6 @@ cuzk_status accumulate_affine(cuzk_msm_scratch* B, cudaStream_t st, const affine
             ba_tail_kernel<true><<<blocks_for(nb, 128), 128, 0, st>>>(src0, L, out + b0);
         }
         CUZK_TRY_LAUNCH("ba_tail_kernel");
-        if (side_pending) {  // the next group reads its entries and writes ba_elems[0]
-            CUZK_TRY(cudaStreamWaitEvent(st, B->side_ev[1], 0));
-            side_pending = false;
-        }
         w0 = w1;
     }
     return status_ok();
@@ -1860,12 +1783,12 @@ cuzk_status upload_and_stage(cuzk_msm_scratch* B, cudaStream_t st, const fr_t* h
     return status_ok();
 }
 
-// The rest of the staged sort after upload_and_stage but pass B: the buckets' counts from the whole stage (`counts`
-// zeroed by the caller), their offsets, the cursors and the windows' starts (`start`, as sort_staged gives them).
-// Pass B is left in *fine, for the caller to run whole or to defer to the accumulation (accumulate_affine).
+// The rest of the staged sort after upload_and_stage: the buckets' counts from the whole stage (`counts` zeroed by the
+// caller), their offsets, the cursors and the windows' starts (`start`, as sort_staged gives them), then pass B: the
+// stage's entries to their buckets' runs in `entries`.
 cuzk_status finish_stage(cuzk_msm_scratch* B, cudaStream_t st, uint32_t c, uint32_t windows, uint32_t buckets,
                          const Prestaged& pre, uint32_t* counts, uint32_t* offsets, uint32_t* cursor,
-                         uint32_t* entries, size_t scan_bytes, std::vector<uint32_t>* start, DeferredFine* fine) {
+                         uint32_t* entries, size_t scan_bytes, std::vector<uint32_t>* start) {
     const uint32_t len = pre.digits;
     const uint2* stage = (const uint2*)B->ba_elems[0].ptr;
     const StageMap map{(const uint2*)((uint32_t*)B->stage_cursor.ptr + pre.segs_at), pre.segs};
@@ -1879,8 +1802,7 @@ cuzk_status finish_stage(cuzk_msm_scratch* B, cudaStream_t st, uint32_t c, uint3
     CUZK_TRY(cudaMemcpyAsync(cursor, offsets, total * 4, cudaMemcpyDeviceToDevice, st));
     CUZK_CHECK(window_starts(st, offsets, counts, windows, buckets, start));
     if ((*start)[windows] != len) return status_msg(1, "the chunked sort lost digits (an internal error)");
-    *fine = DeferredFine{stage, map, buckets, c, cursor, entries};
-    return status_ok();
+    return stage_fine(st, stage, map, len, buckets, c, cursor, entries);
 }
 
 // Over window tables (cuzk_msm_bases_create_tables) the one window's buckets are cut into this many parts, which the
@@ -2009,13 +1931,9 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
         // Window tables always take the staged sort (it alone merges the windows' digits).
         const bool staged = merge || use_staged_sort(n, others, c);
         // The chunked upload's stage serves when it was made for this window and the staged sort is the one to run.
-        // Its pass B is deferred to the batch-affine accumulation, or run below.
-        DeferredFine fine{};
-        bool fine_pending = false;
         if (staged && pre.done && pre.c == c) {
             CUZK_CHECK(finish_stage(B, st, c, windows, buckets, pre, counts, offsets, cursor,
-                                    (uint32_t*)B->entries.ptr, tmp, &start, &fine));
-            fine_pending = true;
+                                    (uint32_t*)B->entries.ptr, tmp, &start));
         } else if (staged) {
             CUZK_CHECK(sort_staged(B, st, canon, n32, split, c, windows, buckets, counts, offsets, cursor,
                                    (uint32_t*)B->entries.ptr, tmp, &start, merge));
@@ -2072,20 +1990,11 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
             }
         }
         stats->accumulation = affine ? CUZK_MSM_ACCUMULATE_AFFINE : CUZK_MSM_ACCUMULATE_XYZZ;
-        // A pass B left for the rounds runs in the accumulation phase (its first group's windows, or all of it
-        // when it cannot overlap the rounds); else here, in the sort phase.
-        // Over window tables the rounds' "windows" are parts of one window's buckets, which the stage's coarse bins
-        // do not follow, so pass B runs whole.
-        if (fine_pending && !(affine && fine_overlap_enabled() && !merge)) {
-            CUZK_CHECK(fine.launch(st, 0, start[windows]));
-            fine_pending = false;
-        }
         CUZK_TRY(cudaEventRecord(B->ev[3], st));
         if (affine) {
             if constexpr (std::is_same<F, Fp>::value) {
                 CUZK_CHECK(accumulate_affine(B, st, bases, counts, offsets, (const uint32_t*)B->entries.ptr, windows,
-                                             buckets, budget, cur, &stats->affine_rounds,
-                                             fine_pending ? &fine : nullptr));
+                                             buckets, budget, cur, &stats->affine_rounds));
             }
         } else {
             for (int i = 0; i < 2; i++) {
@@ -2561,15 +2470,11 @@ cuzk_status cuzk_msm_scratch_create(cuzk_msm_scratch** out) {
     S->copy_stream = nullptr;
     for (auto& e : S->ev) e = nullptr;
     for (auto& e : S->chunk_ev) e = nullptr;
-    for (auto& e : S->side_ev) e = nullptr;
     cudaError_t e = stream_create(&S->stream, "msm");
-    // The copy stream keeps the default priority even under CUZK_STREAM_PRIORITY=msm: a deferred pass B on it then
-    // takes only the SM room the rounds leave (accumulate_affine).
+    // The copy stream keeps the default priority even under CUZK_STREAM_PRIORITY=msm.
     if (e == cudaSuccess) e = stream_create(&S->copy_stream, "msm-copy");
     for (int i = 0; i < 8 && e == cudaSuccess; i++) e = cudaEventCreate(&S->ev[i]);
     for (auto& ev : S->chunk_ev)
-        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
-    for (auto& ev : S->side_ev)
         if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
     if (e != cudaSuccess) {
         cuzk_msm_scratch_destroy(S);
@@ -2588,8 +2493,6 @@ cuzk_status cuzk_msm_scratch_destroy(cuzk_msm_scratch* S) {
     for (auto& e : S->ev)
         if (e) cudaEventDestroy(e);
     for (auto& e : S->chunk_ev)
-        if (e) cudaEventDestroy(e);
-    for (auto& e : S->side_ev)
         if (e) cudaEventDestroy(e);
     if (S->stream) cudaStreamDestroy(S->stream);
     if (S->copy_stream) cudaStreamDestroy(S->copy_stream);

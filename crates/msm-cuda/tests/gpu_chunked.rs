@@ -3,9 +3,7 @@
 //! chunk counts from 1 to 8, short last chunks, every accumulation and split, random, edge and PoRep-like scalars
 //! (whose classification calls for another window or sort than the one guessed, so the stage made during the upload
 //! is dropped and the sort runs again), plain bases and window tables, against blst.
-//! The batch-affine rounds take their windows two a group here (`CUZK_MSM_GROUP_WINDOWS=2` unless set) and the deferred
-//! pass B of a chunked upload is on (`CUZK_MSM_FINE_OVERLAP=1` unless set; off by default), so the first group's
-//! rounds run beside pass B of the later windows on the copy stream;
+//! The batch-affine rounds take their windows two a group here (`CUZK_MSM_GROUP_WINDOWS=2` unless set);
 //! `CUZK_MSM_GROUP_WINDOWS=1024` runs every window in one group, as MSMs this small do by default.
 //! Its own test binary: it sets `CUZK_MSM_CHUNKED_MIN` for the whole process before the first MSM.
 //! Skipped with a printed reason without a GPU; failing instead when CUZK_REQUIRE_GPU=1.
@@ -42,9 +40,6 @@ fn chunked_uploads_equal_blst() {
     std::env::set_var("CUZK_MSM_CHUNKED_MIN", CHUNKED_MIN_LOG.to_string());
     if std::env::var_os("CUZK_MSM_GROUP_WINDOWS").is_none() {
         std::env::set_var("CUZK_MSM_GROUP_WINDOWS", "2");
-    }
-    if std::env::var_os("CUZK_MSM_FINE_OVERLAP").is_none() {
-        std::env::set_var("CUZK_MSM_FINE_OVERLAP", "1");
     }
     let mut rng = fresh_rng("chunked_uploads_equal_blst");
     let sizes = [
