@@ -909,7 +909,8 @@ fn heavy_window_tables_2_24_and_2_26() {
         let n = 1usize << lg;
         // The tables (a 96-byte affine point for each base and window) and room for the MSM's scratch: a card with
         // less memory (an H100 at 2^26) skips the size, saying so, rather than failing at the tables' allocation.
-        let need = n as u64 * u64::from(255u32.div_ceil(window)) * 96 + (16u64 << 30);
+        let need =
+            n as u64 * u64::from(msm_cuda::fixed_base::windows_for(window)) * 96 + (16u64 << 30);
         if card < need {
             println!(
                 "heavy_window_tables: skipping 2^{lg} at {window} bits: it needs about {} GiB of device memory, \
