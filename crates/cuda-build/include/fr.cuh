@@ -50,6 +50,20 @@ struct FrModulus {
     }
 };
 
+// 2p, as a modulus for lazy reduction: values kept below 2p, not p, between products (mont_mul_f64 without REDUCE
+// takes a < 2p and returns below 2p), added and subtracted modulo 2p by mont_add and mont_sub, and reduced once
+// (mont_reduce_once<FrModulus>) where they leave. 2p < 2^256, but a sum of two values below 2p may carry out of the
+// eight words: mont_add passes that carry to mont_reduce_once (when it carries, the low words are below 4p - 2^256 < 2p,
+// so the subtraction's borrow cancels it).
+__device__ __constant__ static const uint32_t FR_2P[8] = {
+    0x00000002, 0xfffffffe, 0xfffcb7fd, 0xa77b4805, 0x1343b00a, 0x6673b010, 0x533afa90, 0xe7db4ea6};
+
+struct Fr2pModulus {
+    using T = fr_t;
+    static constexpr int N = 8;
+    __device__ __forceinline__ static uint32_t p(int i) { return FR_2P[i]; }
+};
+
 __device__ __forceinline__ fr_t fr_zero() { return mont_zero<FrModulus>(); }
 
 // R mod p: one in Montgomery form.

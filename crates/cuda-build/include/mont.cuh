@@ -3,6 +3,8 @@
 // A modulus is a traits type M with: `using T` (a struct holding `uint32_t l[N]`, little-endian), `N`, `INV`
 // (-p^-1 mod 2^32) and `p(i)` (limb i of p, from constant memory). Values are always fully reduced (< p).
 // The moduli leave at least one spare top bit (p < 2^(32N-1)), so a sum of two values never overflows N limbs.
+// (fr.cuh's Fr2pModulus, 2p for lazy reduction, does not: mont_add carries into a word above, which mont_reduce_once
+// takes; mont_add and mont_sub there work modulo 2p on values below 2p.)
 #pragma once
 #include <cstdint>
 
@@ -64,7 +66,7 @@ __device__ __forceinline__ typename M::T mont_add(const typename M::T& a, const 
     t.l[0] = add_cc(a.l[0], b.l[0]);
 #pragma unroll
     for (int i = 1; i < N; i++) t.l[i] = addc_cc(a.l[i], b.l[i]);
-    const uint32_t hi = addc(0, 0);  // 0: the moduli leave a spare top bit, but keeps the form general
+    const uint32_t hi = addc(0, 0);  // 0 for the fields, whose moduli leave a spare top bit; 2p (fr.cuh) may carry
     return mont_reduce_once<M>(t, hi);
 }
 
@@ -348,7 +350,11 @@ __device__ __forceinline__ void f64_mul_acc(double x, double y, long long& lo_ac
     lo_acc += __double_as_longlong(l) - LO_BITS;
 }
 
-template <class M>
+//
+// Without REDUCE the last conditional subtraction is left out, for lazy reduction (the NTT's butterflies, ntt.cu): with
+// a < 2p and b < p the result is below 2p, T < 2p^2 / R + p (fr: 1.91p, p < 0.453 R), and the limbs' bounds above
+// hold for any a below R.
+template <class M, bool REDUCE = true>
 __device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, const typename M::T& bv) {
     constexpr int N = M::N, L = M::F64_L, W = 52, LAST = 32 * N - W * (L - 1), D = W - LAST;
     static_assert(LAST > 0 && LAST <= W, "F64_L limbs of 52 bits must cover the N words with a last digit of 1..52 bits");
@@ -407,7 +413,7 @@ __device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, c
         if (lo < 32) acc |= (uint32_t)(lo >= 0 ? (top << lo) : (lo > -64 ? (top >> (-lo)) : (top >> 63)));
         r.l[i] = acc;
     }
-    return mont_reduce_once<M>(r);
+    return REDUCE ? mont_reduce_once<M>(r) : r;
 }
 
 // Montgomery square a^2 * 2^(-32N) mod p, cheaper than mont_mul(a, a): the N(N-1)/2 cross products a_i a_j (i < j)

@@ -450,22 +450,22 @@ struct StageMap {
     }
 };
 
-// The stage entries [first, last) of [from, to) that a pass-B block (blockIdx.x) takes, and the keys they can hold: read
+// The stage entries [first, last) of [0, len) that a pass-B block (blockIdx.x) takes, and the keys they can hold: read
 // in the layout's order (StageMap), so every key of the tile lies in [lo, lo + span), from the start of the first
 // entry's bin to the end of the last entry's. The kernels still check every key against the span, and a tile with a
 // key outside it takes the per-entry path: an unordered stage costs time, not correctness. q: the first entry's
 // segment.
 struct StageTile {
     uint32_t first, last, lo, span, q;
-    __device__ __forceinline__ StageTile(const uint2* __restrict__ stage, const StageMap& m, uint32_t from,
-                                         uint32_t to, uint32_t buckets, uint32_t c) {
+    __device__ __forceinline__ StageTile(const uint2* __restrict__ stage, const StageMap& m, uint32_t len,
+                                         uint32_t buckets, uint32_t c) {
         const uint32_t s = stage_shift(c);
         auto bin_start = [&](uint32_t key) {
             const uint32_t w = key / buckets;
             return w * buckets + (((key - w * buckets) >> s) << s);
         };
-        first = from + blockIdx.x * STAGE_ENTRIES;
-        last = min(to, first + STAGE_ENTRIES);
+        first = blockIdx.x * STAGE_ENTRIES;
+        last = min(len, first + STAGE_ENTRIES);
         q = m.seg ? m.find(first) : 0;
         uint32_t q_last = q;
         lo = bin_start(stage[m.at(first, q)].x);
@@ -482,7 +482,7 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_count_kernel(const uint2*
                                                                     uint32_t len, uint32_t buckets, uint32_t c,
                                                                     uint32_t* __restrict__ counts) {
     __shared__ uint32_t off[STAGE_SPAN_B];
-    const StageTile t(stage, m, 0, len, buckets, c);
+    const StageTile t(stage, m, len, buckets, c);
     uint32_t key[STAGE_PER_B];  // all loads in flight before the first atomic
     bool fits = t.span <= STAGE_SPAN_B;
     uint32_t q = t.q;
@@ -511,11 +511,11 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_count_kernel(const uint2*
 // Shared memory of stage_fine_kernel: two counters a key of the span, the scan's 8 words, the sorted tile.
 constexpr size_t STAGE_FINE_SMEM = ((size_t)2 * STAGE_SPAN_B + 8) * 4 + (size_t)STAGE_ENTRIES * sizeof(uint2);
 
-// Stage entries [from + blockIdx.x * STAGE_ENTRIES, ...) of [from, to) to their buckets' runs in `entries` (cursor:
+// Stage entries [blockIdx.x * STAGE_ENTRIES, ...) of [0, len) to their buckets' runs in `entries` (cursor:
 // where each bucket's next entry goes, absolute). A tile whose keys span more than STAGE_SPAN_B (tiny coarse bins, as
 // in a small MSM), or that holds a key outside its span (see StageTile), places each entry with its own atomic instead.
 __global__ void __launch_bounds__(STAGE_THREADS) stage_fine_kernel(const uint2* __restrict__ stage, StageMap m,
-                                                                   uint32_t from, uint32_t to, uint32_t buckets,
+                                                                   uint32_t len, uint32_t buckets,
                                                                    uint32_t c, uint32_t* __restrict__ cursor,
                                                                    uint32_t* __restrict__ entries) {
     extern __shared__ uint32_t smem[];
@@ -523,7 +523,7 @@ __global__ void __launch_bounds__(STAGE_THREADS) stage_fine_kernel(const uint2* 
     uint32_t* run = smem + STAGE_SPAN_B;
     uint32_t* tmp = smem + 2 * STAGE_SPAN_B;
     uint2* tile = reinterpret_cast<uint2*>(smem + 2 * STAGE_SPAN_B + 8);
-    const StageTile t(stage, m, from, to, buckets, c);
+    const StageTile t(stage, m, len, buckets, c);
     const uint32_t first = t.first, last = t.last, lo = t.lo, span = t.span;
     uint2 v[STAGE_PER_B];
     bool fits = span <= STAGE_SPAN_B;
@@ -1204,8 +1204,8 @@ cuzk_status coarse_histogram(cudaStream_t st, const fr_t* canon, uint32_t n, int
 cuzk_status stage_fine(cudaStream_t st, const uint2* stage, const StageMap& map, uint32_t len, uint32_t buckets,
                        uint32_t c, uint32_t* cursor, uint32_t* entries) {
     if (len == 0) return status_ok();
-    stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(stage, map, 0, len,
-                                                                                            buckets, c, cursor, entries);
+    stage_fine_kernel<<<blocks_for(len, STAGE_ENTRIES), STAGE_THREADS, STAGE_FINE_SMEM, st>>>(stage, map, len, buckets,
+                                                                                            c, cursor, entries);
     CUZK_TRY_LAUNCH("stage_fine_kernel");
     return status_ok();
 }

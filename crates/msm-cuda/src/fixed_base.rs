@@ -26,6 +26,19 @@ pub fn windows_for(window: u32) -> u32 {
     256u32.div_ceil(window)
 }
 
+/// The bits of a scalar's top window of c bits, the carry from below included: `256 − (W − 1)·c`, W = [`windows_for`].
+/// Its digits lie within ±2^(bits − 1).
+pub fn top_window_bits(window: u32) -> u32 {
+    256 - (windows_for(window) - 1) * window
+}
+
+/// Whether c-bit windows leave a narrow top window (fewer than c / 4 bits: from 10 to 24 bits, at 15, 17, 18, 21 and
+/// 23): its few digit values gather every scalar in a few buckets, which a bucket method sums slowly (see
+/// [`crate::gpu::DeviceBases::upload_tables`]).
+pub fn narrow_top_window(window: u32) -> bool {
+    4 * top_window_bits(window) < window
+}
+
 /// The signed c-bit digits of `scalar`, least significant first, into `out` (W = [`windows_for`] of them): each
 /// within [−2^(c−1), 2^(c−1)], and `Σ_w out[w] · 2^(cw)` is the scalar. A window's bits above 2^(c−1) become
 /// the digit less 2^c and a carry into the next window.

@@ -759,7 +759,9 @@ impl DeviceBases<G1Affine> {
     /// Pick a width whose top window is wide: scalars have 255 bits, and the top window's few digit values all land
     /// in a few buckets, which the batch-affine rounds halve slowly. On the H200, random scalars: 20 bits at 2^24
     /// (19.5 GiB of tables, 98 ms against 117 ms plain), 24 bits at 2^26 (66 GiB, 364 ms against 402 ms); on an
-    /// H100 at 2^24, 21 and 23 bits (top windows of 3 and 2 bits) took 189 and 159 ms against 107 ms at 20 bits.
+    /// H100 at 2^24, 21 and 23 bits (top windows of 4 and 3 bits, the carry included) took 189 and 159 ms against
+    /// 107 ms at 20 bits.
+    /// Such widths ([`crate::fixed_base::narrow_top_window`]) log a warning.
     ///
     /// # Errors
     /// [`Error::Window`] for a window outside [`TABLE_MIN_WINDOW`]..=24; [`Error::NoDevice`]; a CUDA error (out of
@@ -783,6 +785,13 @@ impl DeviceBases<G1Affine> {
                 min: TABLE_MIN_WINDOW,
                 max: crate::fixed_base::MAX_WINDOW,
             });
+        }
+        if crate::fixed_base::narrow_top_window(window) {
+            tracing::warn!(
+                "window tables of {window} bits leave a top window of {} bits, whose few buckets take every scalar: \
+                 slower MSMs (20 or 24 bits leave 16)",
+                crate::fixed_base::top_window_bits(window)
+            );
         }
         Ok(DeviceBases {
             bases: imp::upload_tables(points, window)?,

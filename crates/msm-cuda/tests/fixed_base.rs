@@ -6,7 +6,9 @@ mod common;
 use blstrs::{G1Affine, G1Projective, Scalar};
 use ff::{Field, PrimeField};
 use group::{prime::PrimeCurveAffine, Group};
-use msm_cuda::fixed_base::{signed_digits, windows_for, FixedBaseTables, MAX_WINDOW};
+use msm_cuda::fixed_base::{
+    narrow_top_window, signed_digits, top_window_bits, windows_for, FixedBaseTables, MAX_WINDOW,
+};
 use msm_cuda::{msm_g1, Error};
 use rand::Rng;
 use test_utils::{fresh_rng, random_g1};
@@ -43,8 +45,28 @@ fn signed_digits_encode_the_scalar_within_half_a_window() {
                 "window {window}: {digits:?}"
             );
             assert_eq!(from_digits(&digits, window), s, "window {window}");
+            let top = i64::from(*digits.last().unwrap()).abs();
+            assert!(
+                top <= 1i64 << (top_window_bits(window) - 1),
+                "window {window}: top digit {top} beyond {} bits",
+                top_window_bits(window)
+            );
         }
     }
+}
+
+#[test]
+fn narrow_top_windows_are_the_widths_that_leave_few_bits() {
+    let narrow: Vec<u32> = (10..=MAX_WINDOW)
+        .filter(|&w| narrow_top_window(w))
+        .collect();
+    assert_eq!(narrow, [15, 17, 18, 21, 23]);
+    // The widths the tables were measured at: 20 and 24 bits leave 16-bit top windows, 21 and 23 leave 4 and 3.
+    let bits: Vec<u32> = [20, 21, 23, 24]
+        .iter()
+        .map(|&w| top_window_bits(w))
+        .collect();
+    assert_eq!(bits, [16, 4, 3, 16]);
 }
 
 #[test]

@@ -101,12 +101,34 @@ struct PassShape {
 // for product 0 alone and mont_mul_f64 for the other three.
 enum class MulForm { Chains, Fold, Unsaturated, Float64, Hybrid, Hybrid3 };
 
+// Lazy reduction: a pass whose products all take mont_mul_f64 keeps its scalars below 2p, not p, from its loads to its
+// stores: the products leave out their last conditional subtraction (the data operand may be below 2p, the twiddle is
+// below p, the result is below 2p; mont.cuh), the butterflies add and subtract modulo 2p (fr.cuh's Fr2pModulus, as
+// cheap as modulo p), and the store loop reduces each scalar once. Per product that drops a conditional subtraction
+// (eight subtractions and eight selects on the ALU pipe, which bounds the pass) for one per scalar stored.
 template <MulForm F>
+__host__ __device__ constexpr bool lazy_form() {
+    return F == MulForm::Float64;
+}
+
+// A product in form F; LAZY (a lazy pass's, F its form) leaves the result below 2p, not reduced.
+template <MulForm F, bool LAZY = false>
 __device__ __forceinline__ fr_t form_mul(const fr_t& x, const fr_t& y) {
+    static_assert(!LAZY || lazy_form<F>(), "only a lazy form's product leaves its result below 2p");
     if (F == MulForm::Fold) return mont_mul_fold<FrModulus>(x, y);
     if (F == MulForm::Unsaturated || F == MulForm::Hybrid || F == MulForm::Hybrid3) return mont_mul_ul<FrModulus>(x, y);
-    if (F == MulForm::Float64) return mont_mul_f64<FrModulus>(x, y);
+    if (F == MulForm::Float64) return mont_mul_f64<FrModulus, !LAZY>(x, y);
     return mont_mul<FrModulus>(x, y);
+}
+
+// Addition and subtraction in a pass: modulo 2p on lazy scalars, modulo p otherwise.
+template <bool LAZY>
+__device__ __forceinline__ fr_t pass_add(const fr_t& a, const fr_t& b) {
+    return LAZY ? mont_add<Fr2pModulus>(a, b) : fr_add(a, b);
+}
+template <bool LAZY>
+__device__ __forceinline__ fr_t pass_sub(const fr_t& a, const fr_t& b) {
+    return LAZY ? mont_sub<Fr2pModulus>(a, b) : fr_sub(a, b);
 }
 
 // The form of product number k (0..3) of a round.
@@ -116,26 +138,28 @@ __host__ __device__ constexpr MulForm round_form() {
     return F == MulForm::Hybrid ? (K % 2 == 0 ? MulForm::Unsaturated : MulForm::Float64) : F;
 }
 
-// DIF butterfly (u, v) -> (u + v, (u - v) w); DIT (u, v) -> (u + v w, u - v w).
-template <bool DIT, MulForm F>
+// DIF butterfly (u, v) -> (u + v, (u - v) w); DIT (u, v) -> (u + v w, u - v w). LAZY: u, v and the results below
+// 2p (lazy_form; F must then be lazy itself).
+template <bool DIT, MulForm F, bool LAZY>
 __device__ __forceinline__ void butterfly(fr_t& u, fr_t& v, const fr_t& w) {
-    auto mul = [](const fr_t& x, const fr_t& y) { return form_mul<F>(x, y); };
+    auto mul = [](const fr_t& x, const fr_t& y) { return form_mul<F, LAZY>(x, y); };
     if (DIT) {
         const fr_t t = mul(v, w);
-        v = fr_sub(u, t);
-        u = fr_add(u, t);
+        v = pass_sub<LAZY>(u, t);
+        u = pass_add<LAZY>(u, t);
     } else {
-        const fr_t d = fr_sub(u, v);
-        u = fr_add(u, v);
+        const fr_t d = pass_sub<LAZY>(u, v);
+        u = pass_add<LAZY>(u, v);
         v = mul(d, w);
     }
 }
 
 // The butterfly of DIF's last stage, whose twiddles are all 1: (u, v) -> (u + v, u - v), no product (w^0 is
 // Montgomery one, so the product it skips would return its input exactly).
+template <bool LAZY>
 __device__ __forceinline__ void butterfly_unit(fr_t& u, fr_t& v) {
-    const fr_t d = fr_sub(u, v);
-    u = fr_add(u, v);
+    const fr_t d = pass_sub<LAZY>(u, v);
+    u = pass_add<LAZY>(u, v);
     v = d;
 }
 
@@ -214,6 +238,7 @@ template <bool DIT, MulForm FORM, bool SWZ>
 __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw) {
     extern __shared__ uint4 smem_raw[];
+    constexpr bool LAZY = lazy_form<FORM>();
     const uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
     const uint32_t e = 1u << log_e;
     const PassSmem<SWZ> smem{smem_raw, e};
@@ -267,25 +292,25 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     auto quad = [&](fr_t& x0, fr_t& x1, fr_t& x2, fr_t& x3, uint32_t s, const fr_t* w) {
         if (DIT) {
             // Low bit first: (x0, x1), (x2, x3) at stage s; then the high bit: (x0, x2), (x1, x3) at s + 1.
-            butterfly<true, round_form<FORM, 0>()>(x0, x1, w[0]);
-            butterfly<true, round_form<FORM, 1>()>(x2, x3, w[0]);
-            butterfly<true, round_form<FORM, 2>()>(x0, x2, w[1]);
-            butterfly<true, round_form<FORM, 3>()>(x1, x3, w[2]);
+            butterfly<true, round_form<FORM, 0>(), LAZY>(x0, x1, w[0]);
+            butterfly<true, round_form<FORM, 1>(), LAZY>(x2, x3, w[0]);
+            butterfly<true, round_form<FORM, 2>(), LAZY>(x0, x2, w[1]);
+            butterfly<true, round_form<FORM, 3>(), LAZY>(x1, x3, w[2]);
         } else if (s + 2 == log_n) {
             // DIF's last two stages. Stage log_n - 2 has the twiddles w^0 (for x0, x2: l0's bit q is global bit 0,
             // clear) and w^(n/4); stage log_n - 1 has only w^0. The branch is the same for every thread of the
             // launch, so it never diverges. (DIT's first stages have the same property, but skipping products
             // there raised the kernel's spills from 16 to 64 bytes and made H 0.5 % slower; H200, 2026-12-01.)
-            butterfly_unit(x0, x2);
-            butterfly<false, round_form<FORM, 0>()>(x1, x3, w[1]);
-            butterfly_unit(x0, x1);
-            butterfly_unit(x2, x3);
+            butterfly_unit<LAZY>(x0, x2);
+            butterfly<false, round_form<FORM, 0>(), LAZY>(x1, x3, w[1]);
+            butterfly_unit<LAZY>(x0, x1);
+            butterfly_unit<LAZY>(x2, x3);
         } else {
             // High bit first: (x0, x2), (x1, x3) at stage s; then the low bit: (x0, x1), (x2, x3) at s + 1.
-            butterfly<false, round_form<FORM, 0>()>(x0, x2, w[0]);
-            butterfly<false, round_form<FORM, 1>()>(x1, x3, w[1]);
-            butterfly<false, round_form<FORM, 2>()>(x0, x1, w[2]);
-            butterfly<false, round_form<FORM, 3>()>(x2, x3, w[2]);
+            butterfly<false, round_form<FORM, 0>(), LAZY>(x0, x2, w[0]);
+            butterfly<false, round_form<FORM, 1>(), LAZY>(x1, x3, w[1]);
+            butterfly<false, round_form<FORM, 2>(), LAZY>(x0, x1, w[2]);
+            butterfly<false, round_form<FORM, 3>(), LAZY>(x2, x3, w[2]);
         }
     };
     // Stage s's twiddle for lower scalar l is w^(g << (DIT ? log_n - s - 1 : s)), g the bits of l's global index
@@ -324,9 +349,9 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
             const uint32_t l2 = l1 | (1u << q);
             fr_t u = smem.get(l1), v = smem.get(l2);
             if (!DIT && s + 1 == log_n) {
-                butterfly_unit(u, v);
+                butterfly_unit<LAZY>(u, v);
             } else {
-                butterfly<DIT, round_form<FORM, 0>()>(u, v, twiddle(l1, st));
+                butterfly<DIT, round_form<FORM, 0>(), LAZY>(u, v, twiddle(l1, st));
             }
             smem.set(l1, u);
             smem.set(l2, v);
@@ -339,7 +364,10 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     if (!DIT && (ps.k & 1)) radix2(st++);
     for (; st + 2 <= ps.k; st += 2) radix4(st);
     if (st < ps.k) radix2(st);
-    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) store(&data[global_index(l)], smem.get(l));
+    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) {
+        const fr_t x = smem.get(l);
+        store(&data[global_index(l)], LAZY ? mont_reduce_once<FrModulus>(x) : x);
+    }
 }
 
 // Threads per pass block (each takes e / 4 / threads quads per round): 256 unless CUZK_NTT_THREADS
@@ -701,10 +729,37 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
     return status_ok();
 }
 
+// a + p without reduction (below 2p): the same residue as a, in the upper half of the lazy range.
+__device__ __forceinline__ fr_t lift_2p(const fr_t& a) {
+    fr_t t;
+    t.l[0] = add_cc(a.l[0], FrModulus::p(0));
+#pragma unroll
+    for (int i = 1; i < 8; i++) t.l[i] = addc_cc(a.l[i], FrModulus::p(i));
+    return t;
+}
+
+// A lazy result (below 2p) checked and reduced: all ones, which no reduced scalar is, when it is not below 2p.
+__device__ __forceinline__ fr_t settle_2p(const fr_t& x) {
+    const fr_t r = mont_reduce_once<Fr2pModulus>(x);
+    bool below = true;
+#pragma unroll
+    for (int i = 0; i < 8; i++) below = below && r.l[i] == x.l[i];
+    fr_t bad;
+#pragma unroll
+    for (int i = 0; i < 8; i++) bad.l[i] = 0xffffffffu;
+    return below ? mont_reduce_once<FrModulus>(x) : bad;
+}
+
 __global__ void fr_test_kernel(int op, const fr_t* a, const fr_t* b, fr_t* out, size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
+    // The lazy operations (11-13) take a lifted by p at odd i and b lifted at i = 2, 3 mod 4, so that every pair of
+    // halves of the lazy range meets (the product's twiddle operand b is never lifted: below p, as in the NTT).
+    const fr_t la = (i & 1) ? lift_2p(a[i]) : a[i], lb = (i & 2) ? lift_2p(b[i]) : b[i];
     switch (op) {
+        case 11: out[i] = settle_2p(mont_mul_f64<FrModulus, false>(la, b[i])); break;
+        case 12: out[i] = settle_2p(mont_add<Fr2pModulus>(la, lb)); break;
+        case 13: out[i] = settle_2p(mont_sub<Fr2pModulus>(la, lb)); break;
         case 0: out[i] = fr_add(a[i], b[i]); break;
         case 1: out[i] = fr_sub(a[i], b[i]); break;
         case 2: out[i] = fr_mul(a[i], b[i]); break;
@@ -724,7 +779,8 @@ __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ d
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) dst[i] = src[i];
 }
 
-// Two independent chains of scalar-field products per thread, in form F (the butterflies' product).
+// Two independent chains of scalar-field products per thread, in form F, as the butterflies take it (lazy in a lazy
+// form: x below 2p, y below p).
 template <MulForm F>
 __global__ void fr_mul_chain_kernel(fr_t* out, uint32_t seed, int iters) {
     fr_t x = fr_one(), z = fr_one(), y = fr_one();
@@ -732,8 +788,8 @@ __global__ void fr_mul_chain_kernel(fr_t* out, uint32_t seed, int iters) {
     z.l[1] ^= seed * 3 + threadIdx.x;
     y.l[2] ^= blockIdx.x;
     for (int i = 0; i < iters; i++) {
-        x = form_mul<round_form<F, 0>()>(x, y);
-        z = form_mul<round_form<F, 1>()>(z, y);
+        x = form_mul<round_form<F, 0>(), lazy_form<F>()>(x, y);
+        z = form_mul<round_form<F, 1>(), lazy_form<F>()>(z, y);
     }
     if (fr_is_zero(x) || fr_is_zero(z)) out[0] = x;  // keeps the chains alive; practically never taken
 }

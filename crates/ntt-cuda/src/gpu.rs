@@ -1331,6 +1331,14 @@ pub enum FrOp {
     MulFloat64 = 9,
     /// a * b by `mont_mul`, the carry-chain product (`CUZK_NTT_MUL=chains`; the field's product until 2026-12-01)
     MulChains = 10,
+    /// a * b by `mont_mul_f64` without its last reduction, as a lazy NTT pass takes it: a lifted by p (to the range's
+    /// upper half) at odd indices, b below p; the result must be below 2p, then is reduced (all-ones bytes when not)
+    MulFloat64Lazy = 11,
+    /// a + b modulo 2p (a lazy pass's addition): a lifted by p at odd indices, b at indices 2 and 3 mod 4; the result
+    /// checked below 2p and reduced as for `MulFloat64Lazy`
+    AddLazy = 12,
+    /// a - b modulo 2p, lifted and checked as for `AddLazy`
+    SubLazy = 13,
 }
 
 /// Runs `op` elementwise on the device.

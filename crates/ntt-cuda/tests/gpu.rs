@@ -60,6 +60,9 @@ fn field_arithmetic_matches_blstrs() {
     check(FrOp::MulUnsaturated, &|x, y| x * y);
     check(FrOp::MulFloat64, &|x, y| x * y);
     check(FrOp::MulChains, &|x, y| x * y);
+    check(FrOp::MulFloat64Lazy, &|x, y| x * y);
+    check(FrOp::AddLazy, &|x, y| x + y);
+    check(FrOp::SubLazy, &|x, y| x - y);
     check(FrOp::Square, &|x, _| x.square());
     check(FrOp::Neg, &|x, _| -x);
     check(FrOp::Inverse, &|x, _| x.invert().unwrap_or(Scalar::ZERO));
