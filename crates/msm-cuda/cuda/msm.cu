@@ -2433,9 +2433,14 @@ cuzk_status cuzk_msm_bases_create(int curve, const void* points, size_t n, cuzk_
     size_t cap = 0;
     cuzk_status s = ensure(&B->points, &cap, n * point_bytes, "the bases");
     if (s.code == 0 && n > 0) {
+        // Both on the legacy stream, which the MSMs' streams (non-blocking) do not wait for, so the stream is waited
+        // for here: a cudaMemcpy from pageable memory returns once the bytes are staged, before the copy has landed
+        // (CUDA's "API synchronization behavior"), and an MSM queued next on another stream could read the bases
+        // half-written. (Seen once as a wrong G2 MSM of 7 bases, in a full parallel run of msm-cuda's GPU
+        // tests on an H100, 2026-12-05; not reproduced alone with the same seed.)
         cudaError_t e = points ? cudaMemcpy(B->points, points, n * point_bytes, cudaMemcpyHostToDevice)
                                : cudaMemset(B->points, 0, n * point_bytes);
-        if (e == cudaSuccess && !points) e = cudaStreamSynchronize(0);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(0);
         if (e != cudaSuccess) s = status_from(e, points ? "uploading the bases" : "zeroing the bases");
     }
     if (s.code != 0) {
