@@ -2436,8 +2436,9 @@ cuzk_status cuzk_msm_bases_create(int curve, const void* points, size_t n, cuzk_
         // Both on the legacy stream, which the MSMs' streams (non-blocking) do not wait for, so the stream is waited
         // for here: a cudaMemcpy from pageable memory returns once the bytes are staged, before the copy has landed
         // (CUDA's "API synchronization behavior"), and an MSM queued next on another stream could read the bases
-        // half-written. (Seen once as a wrong G2 MSM of 7 bases, in a full parallel run of msm-cuda's GPU
-        // tests on an H100, 2026-12-05; not reproduced alone with the same seed.)
+        // half-written. (Without this wait, msm-cuda's GPU tests, run whole with their tests in parallel, failed 2
+        // runs of 11 on an H100, 2026-12-05: a G2 MSM of 7 bases and a G1 MSM of 3, neither again alone with its
+        // seed; with it, 8 of 8 passed in the same call as 1 of 8 failed without.)
         cudaError_t e = points ? cudaMemcpy(B->points, points, n * point_bytes, cudaMemcpyHostToDevice)
                                : cudaMemset(B->points, 0, n * point_bytes);
         if (e == cudaSuccess) e = cudaStreamSynchronize(0);
