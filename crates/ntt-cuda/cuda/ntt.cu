@@ -390,6 +390,7 @@ uint32_t pass_threads() {
 // 48.80 (f64 DIF, hybrid DIT); H 2^27 307.6 against 320.4, 314.1, 309.5, 309.3 ms. Built for 2 blocks an SM
 // (-DCUZK_NTT_PASS_BLOCKS=2, 128 registers) every form was slower (f64 49.98 ms, H 315.2). Until then mont_mul_ul was
 // the form: the 2^27 NTT in 58.45 ms against 60.64 ms with mont_mul_fold and 63.44 ms with mont_mul (2026-12-01).
+// Its passes are lazy since 2026-12-05 (lazy_form): 2^27 48.45 against 49.41 ms, H 2^27 304-305 against 310 ms (H100).
 // CUZK_NTT_MUL=ul|chains|fold|f64|hybrid|hybrid3 picks the form, DIF_FORM/DIT_FORM one per direction: an A/B switch.
 // An unknown form warns (env_ignored) and takes the default, f64.
 MulForm parse_mul_form(const std::string& s) {
