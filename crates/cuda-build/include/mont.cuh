@@ -350,10 +350,9 @@ __device__ __forceinline__ void f64_mul_acc(double x, double y, long long& lo_ac
     lo_acc += __double_as_longlong(l) - LO_BITS;
 }
 
-//
-// Without REDUCE the last conditional subtraction is left out, for lazy reduction (the NTT's butterflies, ntt.cu): with
-// a < 2p and b < p the result is below 2p, T < 2p^2 / R + p (fr: 1.91p, p < 0.453 R), and the limbs' bounds above
-// hold for any a below R.
+// mont_mul_f64 (the FP64 product described above f64_pow2). Without REDUCE its last conditional subtraction is left
+// out, for lazy reduction (the NTT's butterflies, ntt.cu): with a < 2p and b < p the result is below 2p,
+// T < 2p^2 / R + p (fr: 1.91p, p < 0.453 R), and the limbs' bounds above hold for any a below R.
 template <class M, bool REDUCE = true>
 __device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, const typename M::T& bv) {
     constexpr int N = M::N, L = M::F64_L, W = 52, LAST = 32 * N - W * (L - 1), D = W - LAST;
