@@ -2,5 +2,6 @@ fn main() {
     cuda_build::Kernels::new("ntt_cuda_kernels")
         .source("cuda/ntt.cu")
         .header("cuda/ntt.h")
+        .header("cuda/fr_test_ops.cuh")
         .build();
 }

@@ -30,6 +30,7 @@ __device__ __forceinline__ bool mont_is_zero(const typename M::T& a) {
 // flag, lowers each to one IADD3.X. (A chain of mad.lo.cc/madc.hi.cc does not lower that well on sm_90: ptxas splits
 // each into a multiply and a carried add and saves carries to registers; 752 SASS instructions per scalar-field
 // product against 472 for the form below, read from `cuobjdump -sass`.)
+#ifndef CUZK_HOST_EMU  // host_emu.h has the host forms
 #define CUZK_CARRY_OP(NAME, PTX)                                                  \
     __device__ __forceinline__ uint32_t NAME(uint32_t a, uint32_t b) {            \
         uint32_t r;                                                               \
@@ -43,6 +44,7 @@ CUZK_CARRY_OP(sub_cc, "sub.cc.u32")    // a - b, borrow out
 CUZK_CARRY_OP(subc_cc, "subc.cc.u32")  // a - b - borrow, borrow out
 CUZK_CARRY_OP(subc, "subc.u32")        // a - b - borrow
 #undef CUZK_CARRY_OP
+#endif
 
 // t - p if t >= p, else t (for t < 2p). `hi` is a word above t (0 when t fits N words).
 template <class M>
@@ -341,22 +343,67 @@ __device__ __forceinline__ void f64_split(const typename M::T& w, double (&x)[M:
 // h = fma(x, y, 2^104) rounded down is 2^104 + H 2^52 (H = floor(x*y / 2^52)), read from its bits; K - h, K = 2^104 +
 // 2^52, is (1 - H) 2^52 exactly; fma(x, y, K - h) = x*y - H 2^52 + 2^52 lies in [2^52, 2^53), where doubles are the
 // integers, so its bits minus 2^52's are the low part.
+// NEG: the same for -2^104 + 2^52 < x*y <= 0 (y negative), with C = 2^105 - 2^52 in place of 2^104 and K = 2^105:
+// C + x*y still lies in [2^104, 2^105), where the rounding down lands on C + H 2^52 (H = floor(x*y / 2^52), now
+// negative), and the low part is again x*y - H 2^52 in [0, 2^52). The instructions are the same; only the constants
+// differ.
+template <bool NEG = false>
 __device__ __forceinline__ void f64_mul_acc(double x, double y, long long& lo_acc, long long& hi_acc) {
-    constexpr double C = 0x1p104, K = 0x1.0000000000001p104;
-    constexpr long long C_BITS = 0x4670000000000000ll, LO_BITS = 0x4330000000000000ll;
+    constexpr double C = NEG ? 0x1.fffffffffffffp104 : 0x1p104, K = NEG ? 0x1p105 : 0x1.0000000000001p104;
+    constexpr long long C_BITS = NEG ? 0x467fffffffffffffll : 0x4670000000000000ll, LO_BITS = 0x4330000000000000ll;
     const double h = __fma_rd(x, y, C);
     const double l = __fma_rn(x, y, __dsub_rn(K, h));
     hi_acc += __double_as_longlong(h) - C_BITS;
     lo_acc += __double_as_longlong(l) - LO_BITS;
 }
 
+// Whether -p^-1 is -(1 + 2^32) modulo both digit sizes of mont_mul_f64 (2^52 and 2^LAST), as for the scalar field
+// (p = 1 - 2^32 mod 2^64): then p^-1 = 1 + 2^32 and a digit's m is two integer operations (see mont_mul_f64).
+// A build with -DCUZK_F64_DENSE_INV (through CUZK_NVCC_FLAGS) takes the general digit for every modulus, for
+// measuring the two against each other.
+template <class M, int LAST>
+__host__ __device__ constexpr bool f64_inv_sparse() {
+#ifdef CUZK_F64_DENSE_INV
+    return false;
+#else
+    return LAST > 32 && M::F64_INV == (1ull << 52) - 1 - (1ull << 32) &&
+           M::F64_INV_LAST == (1ull << LAST) - 1 - (1ull << 32);
+#endif
+}
+
+// Limb k of p >> D in 52-bit limbs (the top one, k = L - 1, takes the rest), from M::f64_p.
+template <class M>
+__device__ constexpr unsigned long long f64_p_shifted(int k, int d) {
+    constexpr int L = M::F64_L;
+    const unsigned long long mask = (1ull << 52) - 1;
+    const unsigned long long lo = M::f64_p(k) >> d;
+    const unsigned long long hi = k + 1 < L && d > 0 ? (M::f64_p(k + 1) << (52 - d)) : 0;
+    return k + 1 < L ? ((lo | hi) & mask) : lo;
+}
+
 // mont_mul_f64 (the FP64 product described above f64_pow2). Without REDUCE its last conditional subtraction is left
 // out, for lazy reduction (the NTT's butterflies, ntt.cu): with a < 2p and b < p the result is below 2p,
 // T < 2p^2 / R + p (fr: 1.91p, p < 0.453 R), and the limbs' bounds above hold for any a below R.
+//
+// Sparse inverse (f64_inv_sparse, the scalar field): p^-1 = 1 + 2^32 modulo 2^52 and 2^48, so a digit's
+// m' = c p^-1 mod 2^w (c the low w bits of t_0) has c's low word as its low word and (c_hi + c_lo) mod 2^(w-32) above
+// it: one 32-bit add (which the compiler may put on the FMA pipe) and the mask, where -p^-1's general digit takes a
+// split on the FP64 pipe (a multiply-add rounded down, a subtraction, a multiply-add) on the row's critical path. The
+// row then adds m' (-p), which clears the digit as adding m p does (m' = -m mod 2^w): its limb products are
+// negative, split by f64_mul_acc<NEG> at the same cost. The columns, now signed, stay within 2^56 in magnitude. The
+// sum ends at T' = (ab - M'p) / R in (-p, ab / R), so p is added as the limbs are normalised (constants folded into
+// the carries' adds): T = T' + p is below ab / R + p, the same bound as above, and equals mont_mul's result modulo p,
+// with the same final conditional subtraction. Modelled first in Python against
+// Python integers (20,000 random pairs with a below 2p and b below p, and edges 0, 1, 2, p-2, p-1, p, p+1, 2^255,
+// 2p-2, 2p-1: exact digits, column bounds, result below 1.87p), then checked against blstrs through the host emulation
+// (ntt-cuda's tests/host_emulation.rs, in CI). SASS (sm_90): the product's two-chain throughput kernel runs 812
+// instructions a round against 852 (DFMA 200 against 220, DADD 125 against 135, IMAD 59 against 82), and the NTT's lazy
+// DIF pass spills 28 bytes against 64. Not yet run or timed on a GPU: no device was lent on 2026-12-05.
 template <class M, bool REDUCE = true>
 __device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, const typename M::T& bv) {
     constexpr int N = M::N, L = M::F64_L, W = 52, LAST = 32 * N - W * (L - 1), D = W - LAST;
     static_assert(LAST > 0 && LAST <= W, "F64_L limbs of 52 bits must cover the N words with a last digit of 1..52 bits");
+    constexpr bool SPARSE = f64_inv_sparse<M, LAST>();
     constexpr long long MASK = (1ll << W) - 1;
     constexpr double CW = 0x1p104, CW_LAST = f64_pow2(52 + LAST);  // the m split's constants (2^(52+w))
     double a[L], b[L];
@@ -370,14 +417,26 @@ __device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, c
 #pragma unroll
         for (int j = 0; j < L; j++) f64_mul_acc(a[j], b[i], t[j], t[j + 1]);
         const int w = i < L - 1 ? W : LAST;
-        const unsigned long long t0 = (unsigned long long)t[0] & ((1ull << w) - 1);
-        const double c = f64_from52((uint32_t)t0, (uint32_t)(t0 >> 32));
-        const double inv = (double)(i < L - 1 ? M::F64_INV : M::F64_INV_LAST);
-        const double cw = i < L - 1 ? CW : CW_LAST;
-        const double h = __fma_rd(c, inv, cw);
-        const double m = __fma_rn(c, inv, -__dsub_rn(h, cw));  // (c * inv) mod 2^w, in [0, 2^w)
+        double m;
+        if (SPARSE) {
+            // m' = c (1 + 2^32) mod 2^w, from t_0's two words (only its low w bits matter).
+            const uint32_t t0_lo = (uint32_t)t[0], t0_hi = (uint32_t)((unsigned long long)t[0] >> 32);
+            m = f64_from52(t0_lo, (t0_hi + t0_lo) & ((1u << (w - 32)) - 1));
+        } else {
+            const unsigned long long t0 = (unsigned long long)t[0] & ((1ull << w) - 1);
+            const double c = f64_from52((uint32_t)t0, (uint32_t)(t0 >> 32));
+            const double inv = (double)(i < L - 1 ? M::F64_INV : M::F64_INV_LAST);
+            const double cw = i < L - 1 ? CW : CW_LAST;
+            const double h = __fma_rd(c, inv, cw);
+            m = __fma_rn(c, inv, -__dsub_rn(h, cw));  // (c * inv) mod 2^w, in [0, 2^w)
+        }
 #pragma unroll
-        for (int j = 0; j < L; j++) f64_mul_acc(m, (double)M::f64_p(j), t[j], t[j + 1]);
+        for (int j = 0; j < L; j++) {
+            if (SPARSE)
+                f64_mul_acc<true>(m, -(double)M::f64_p(j), t[j], t[j + 1]);
+            else
+                f64_mul_acc(m, (double)M::f64_p(j), t[j], t[j + 1]);
+        }
         if (i < L - 1) {
             const long long cr = t[0] >> W;  // t_0's low 52 bits are 0 by the choice of m
 #pragma unroll
@@ -387,14 +446,15 @@ __device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, c
         }
     }
     // T = c0 + 2^D * (t_1 + t_2 2^52 + ...), c0 = t_0 / 2^LAST; fold c0's high part into t_1 and normalise to 52-bit
-    // limbs (the top one keeps the rest), then pack N words.
-    const long long c0 = t[0] >> LAST;
+    // limbs (the top one keeps the rest), then pack N words. The sparse form adds p here (T' + p, above): its low D
+    // bits to c0 and p >> D's limbs to t_1..t_L, beside the carries.
+    const long long c0 = (t[0] >> LAST) + (SPARSE ? (long long)(M::f64_p(0) & ((1ull << D) - 1)) : 0);
     const uint32_t rem = (uint32_t)(c0 & ((1ll << D) - 1));
-    t[1] += c0 >> D;
+    t[1] += (c0 >> D) + (SPARSE ? (long long)f64_p_shifted<M>(0, D) : 0);
     unsigned long long n[L - 1];
 #pragma unroll
     for (int j = 1; j < L; j++) {
-        t[j + 1] += t[j] >> W;
+        t[j + 1] += (t[j] >> W) + (SPARSE ? (long long)f64_p_shifted<M>(j, D) : 0);
         n[j - 1] = (unsigned long long)(t[j] & MASK);
     }
     const long long top = t[L];

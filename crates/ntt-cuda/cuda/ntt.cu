@@ -17,6 +17,7 @@
 #include "device_mem.cuh"
 #include "env_switch.cuh"
 #include "fr.cuh"
+#include "fr_test_ops.cuh"
 #include "ntt.h"
 #include "once_per_device.cuh"
 #include "status.cuh"
@@ -730,49 +731,11 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
     return status_ok();
 }
 
-// a + p without reduction (below 2p): the same residue as a, in the upper half of the lazy range.
-__device__ __forceinline__ fr_t lift_2p(const fr_t& a) {
-    fr_t t;
-    t.l[0] = add_cc(a.l[0], FrModulus::p(0));
-#pragma unroll
-    for (int i = 1; i < 8; i++) t.l[i] = addc_cc(a.l[i], FrModulus::p(i));
-    return t;
-}
-
-// A lazy result (below 2p) checked and reduced: all ones, which no reduced scalar is, when it is not below 2p.
-__device__ __forceinline__ fr_t settle_2p(const fr_t& x) {
-    const fr_t r = mont_reduce_once<Fr2pModulus>(x);
-    bool below = true;
-#pragma unroll
-    for (int i = 0; i < 8; i++) below = below && r.l[i] == x.l[i];
-    fr_t bad;
-#pragma unroll
-    for (int i = 0; i < 8; i++) bad.l[i] = 0xffffffffu;
-    return below ? mont_reduce_once<FrModulus>(x) : bad;
-}
-
+// The field operations of ntt-cuda's FrOp, one element each (fr_test_ops.cuh, shared with the host emulation test).
 __global__ void fr_test_kernel(int op, const fr_t* a, const fr_t* b, fr_t* out, size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    // The lazy operations (11-13) take a lifted by p at odd i and b lifted at i = 2, 3 mod 4, so that every pair of
-    // halves of the lazy range meets (the product's twiddle operand b is never lifted: below p, as in the NTT).
-    const fr_t la = (i & 1) ? lift_2p(a[i]) : a[i], lb = (i & 2) ? lift_2p(b[i]) : b[i];
-    switch (op) {
-        case 11: out[i] = settle_2p(mont_mul_f64<FrModulus, false>(la, b[i])); break;
-        case 12: out[i] = settle_2p(mont_add<Fr2pModulus>(la, lb)); break;
-        case 13: out[i] = settle_2p(mont_sub<Fr2pModulus>(la, lb)); break;
-        case 0: out[i] = fr_add(a[i], b[i]); break;
-        case 1: out[i] = fr_sub(a[i], b[i]); break;
-        case 2: out[i] = fr_mul(a[i], b[i]); break;
-        case 3: out[i] = fr_sqr(a[i]); break;
-        case 4: out[i] = fr_inv(a[i]); break;
-        case 5: out[i] = fr_pow(a[i], b[i].l); break;
-        case 7: out[i] = mont_mul_fold<FrModulus>(a[i], b[i]); break;
-        case 8: out[i] = mont_mul_ul<FrModulus>(a[i], b[i]); break;
-        case 9: out[i] = mont_mul_f64<FrModulus>(a[i], b[i]); break;
-        case 10: out[i] = mont_mul<FrModulus>(a[i], b[i]); break;
-        default: out[i] = fr_neg(a[i]); break;
-    }
+    out[i] = fr_test_op(op, a[i], b[i], i);
 }
 
 __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n) {

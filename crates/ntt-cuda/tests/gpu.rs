@@ -4,10 +4,12 @@
 
 use blstrs::Scalar;
 use ff::Field;
-use ntt_cuda::gpu::{self, DeviceScalars, Direction, FrOp, GpuDomain, Order, Stream};
+use ntt_cuda::gpu::{self, DeviceScalars, Direction, GpuDomain, Order, Stream};
 use ntt_cuda::{bit_reverse, coset_generator, h_polynomial, h_polynomial_reference, Domain};
 use rand::Rng;
 use test_utils::{edge_or_random_scalar, fresh_rng, gpu_or_skip};
+
+mod field_ops;
 
 /// Held by the tests that watch the device pool's memory, so that neither sees the other's buffers.
 static POOL_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -22,59 +24,11 @@ fn field_arithmetic_matches_blstrs() {
         return;
     }
     let mut rng = fresh_rng("field_arithmetic_matches_blstrs");
-    let edges = [
-        Scalar::ZERO,
-        Scalar::ONE,
-        -Scalar::ONE,
-        Scalar::from(2u64),
-        -Scalar::from(2u64),
-    ];
-    let mut a: Vec<Scalar> = Vec::new();
-    let mut b: Vec<Scalar> = Vec::new();
-    for x in edges {
-        for y in edges {
-            a.push(x);
-            b.push(y);
-        }
-    }
-    for _ in 0..4000 {
-        a.push(Scalar::random(&mut rng));
-        b.push(Scalar::random(&mut rng));
-    }
-    let check = |op, f: &dyn Fn(&Scalar, &Scalar) -> Scalar| {
-        let got = gpu::fr_elementwise(op, &a, &b).unwrap();
-        for i in 0..a.len() {
-            assert_eq!(
-                got[i],
-                f(&a[i], &b[i]),
-                "{op:?} at {i}: a = {:?}, b = {:?}",
-                a[i],
-                b[i]
-            );
-        }
-    };
-    check(FrOp::Add, &|x, y| x + y);
-    check(FrOp::Sub, &|x, y| x - y);
-    check(FrOp::Mul, &|x, y| x * y);
-    check(FrOp::MulFold, &|x, y| x * y);
-    check(FrOp::MulUnsaturated, &|x, y| x * y);
-    check(FrOp::MulFloat64, &|x, y| x * y);
-    check(FrOp::MulChains, &|x, y| x * y);
-    check(FrOp::MulFloat64Lazy, &|x, y| x * y);
-    check(FrOp::AddLazy, &|x, y| x + y);
-    check(FrOp::SubLazy, &|x, y| x - y);
-    check(FrOp::Square, &|x, _| x.square());
-    check(FrOp::Neg, &|x, _| -x);
-    check(FrOp::Inverse, &|x, _| x.invert().unwrap_or(Scalar::ZERO));
-    // Exponentiation on fewer values (255 squarings each).
-    let (a2, b2) = (a[..600].to_vec(), b[..600].to_vec());
-    let got = gpu::fr_elementwise(FrOp::Pow, &a2, &b2).unwrap();
-    for i in 0..a2.len() {
-        let e = b2[i].to_bytes_le();
-        let limbs: [u64; 4] =
-            std::array::from_fn(|k| u64::from_le_bytes(e[8 * k..8 * k + 8].try_into().unwrap()));
-        assert_eq!(got[i], a2[i].pow_vartime(limbs), "pow at {i}");
-    }
+    field_ops::check_field_ops(
+        &mut |op, a, b| gpu::fr_elementwise(op, a, b).unwrap(),
+        4000,
+        &mut rng,
+    );
 }
 
 /// Every order and direction, plain and coset, against the CPU domain, for one size.

@@ -1,0 +1,52 @@
+// The field operations the tests run elementwise (ntt-cuda's FrOp, by number): on the device in ntt.cu's
+// fr_test_kernel, and on the host in ntt-cuda's tests/host_emu.cpp (cuda-build's host_emu.h), both against blstrs.
+#pragma once
+#include "fr.cuh"
+
+namespace cuzk {
+
+// a + p without reduction (below 2p): the same residue as a, in the upper half of the lazy range.
+__device__ __forceinline__ fr_t lift_2p(const fr_t& a) {
+    fr_t t;
+    t.l[0] = add_cc(a.l[0], FrModulus::p(0));
+#pragma unroll
+    for (int i = 1; i < 8; i++) t.l[i] = addc_cc(a.l[i], FrModulus::p(i));
+    return t;
+}
+
+// A lazy result (below 2p) checked and reduced: all ones, which no reduced scalar is, when it is not below 2p.
+__device__ __forceinline__ fr_t settle_2p(const fr_t& x) {
+    const fr_t r = mont_reduce_once<Fr2pModulus>(x);
+    bool below = true;
+#pragma unroll
+    for (int i = 0; i < 8; i++) below = below && r.l[i] == x.l[i];
+    fr_t bad;
+#pragma unroll
+    for (int i = 0; i < 8; i++) bad.l[i] = 0xffffffffu;
+    return below ? mont_reduce_once<FrModulus>(x) : bad;
+}
+
+// Operation `op` (ntt-cuda's FrOp, by number) on a and b, element i of its launch.
+__device__ __forceinline__ fr_t fr_test_op(int op, const fr_t& a, const fr_t& b, size_t i) {
+    // The lazy operations (11-13) take a lifted by p at odd i and b lifted at i = 2, 3 mod 4, so that every pair of
+    // halves of the lazy range meets (the product's twiddle operand b is never lifted: below p, as in the NTT).
+    const fr_t la = (i & 1) ? lift_2p(a) : a, lb = (i & 2) ? lift_2p(b) : b;
+    switch (op) {
+        case 11: return settle_2p(mont_mul_f64<FrModulus, false>(la, b));
+        case 12: return settle_2p(mont_add<Fr2pModulus>(la, lb));
+        case 13: return settle_2p(mont_sub<Fr2pModulus>(la, lb));
+        case 0: return fr_add(a, b);
+        case 1: return fr_sub(a, b);
+        case 2: return fr_mul(a, b);
+        case 3: return fr_sqr(a);
+        case 4: return fr_inv(a);
+        case 5: return fr_pow(a, b.l);
+        case 7: return mont_mul_fold<FrModulus>(a, b);
+        case 8: return mont_mul_ul<FrModulus>(a, b);
+        case 9: return mont_mul_f64<FrModulus>(a, b);
+        case 10: return mont_mul<FrModulus>(a, b);
+        default: return fr_neg(a);
+    }
+}
+
+}  // namespace cuzk

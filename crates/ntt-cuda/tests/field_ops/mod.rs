@@ -1,0 +1,69 @@
+//! The field-operation check shared by the GPU test (`gpu.rs`) and the host emulation test (`host_emulation.rs`):
+//! every `FrOp` on edge values and fresh random pairs, against blstrs.
+
+use blstrs::Scalar;
+use ff::Field;
+use ntt_cuda::gpu::FrOp;
+use rand::Rng;
+
+/// Runs `op` elementwise on a and b, as `ntt_cuda::gpu::fr_elementwise` does (b is `Pow`'s exponent).
+pub type Elementwise<'a> = dyn FnMut(FrOp, &[Scalar], &[Scalar]) -> Vec<Scalar> + 'a;
+
+/// Checks every operation of `run` against blstrs: the pairs of 0, 1, -1, 2 and -2, then `random` random pairs
+/// (exponentiation on the first 600 pairs alone: 255 squarings each).
+pub fn check_field_ops(run: &mut Elementwise<'_>, random: usize, rng: &mut impl Rng) {
+    let edges = [
+        Scalar::ZERO,
+        Scalar::ONE,
+        -Scalar::ONE,
+        Scalar::from(2u64),
+        -Scalar::from(2u64),
+    ];
+    let mut a: Vec<Scalar> = Vec::new();
+    let mut b: Vec<Scalar> = Vec::new();
+    for x in edges {
+        for y in edges {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    for _ in 0..random {
+        a.push(Scalar::random(&mut *rng));
+        b.push(Scalar::random(&mut *rng));
+    }
+    let mut check = |op, f: &dyn Fn(&Scalar, &Scalar) -> Scalar| {
+        let got = run(op, &a, &b);
+        assert_eq!(got.len(), a.len(), "{op:?}: result length");
+        for i in 0..a.len() {
+            assert_eq!(
+                got[i],
+                f(&a[i], &b[i]),
+                "{op:?} at {i}: a = {:?}, b = {:?}",
+                a[i],
+                b[i]
+            );
+        }
+    };
+    check(FrOp::Add, &|x, y| x + y);
+    check(FrOp::Sub, &|x, y| x - y);
+    check(FrOp::Mul, &|x, y| x * y);
+    check(FrOp::MulFold, &|x, y| x * y);
+    check(FrOp::MulUnsaturated, &|x, y| x * y);
+    check(FrOp::MulFloat64, &|x, y| x * y);
+    check(FrOp::MulChains, &|x, y| x * y);
+    check(FrOp::MulFloat64Lazy, &|x, y| x * y);
+    check(FrOp::AddLazy, &|x, y| x + y);
+    check(FrOp::SubLazy, &|x, y| x - y);
+    check(FrOp::Square, &|x, _| x.square());
+    check(FrOp::Neg, &|x, _| -x);
+    check(FrOp::Inverse, &|x, _| x.invert().unwrap_or(Scalar::ZERO));
+    let n = a.len().min(600);
+    let (a2, b2) = (&a[..n], &b[..n]);
+    let got = run(FrOp::Pow, a2, b2);
+    for i in 0..n {
+        let e = b2[i].to_bytes_le();
+        let limbs: [u64; 4] =
+            std::array::from_fn(|k| u64::from_le_bytes(e[8 * k..8 * k + 8].try_into().unwrap()));
+        assert_eq!(got[i], a2[i].pow_vartime(limbs), "pow at {i}");
+    }
+}
