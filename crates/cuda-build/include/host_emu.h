@@ -18,6 +18,7 @@
 #define __global__
 #define __constant__
 #define __forceinline__ inline
+#define __noinline__
 
 inline double __fma_rd(double x, double y, double z) {
     std::fesetround(FE_DOWNWARD);
@@ -50,6 +51,8 @@ inline uint32_t __funnelshift_l(uint32_t lo, uint32_t hi, uint32_t s) {
     s &= 31;
     return s ? (hi << s) | (lo >> (32 - s)) : hi;
 }
+
+inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
 
 namespace cuzk {
 namespace host_emu {

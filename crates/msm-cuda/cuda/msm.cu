@@ -34,6 +34,7 @@
 #include "curve.cuh"
 #include "device_mem.cuh"
 #include "env_switch.cuh"
+#include "field_test_ops.cuh"
 #include "fr.cuh"
 #include "msm.h"
 #include "once_per_device.cuh"
@@ -2168,40 +2169,14 @@ cuzk_status run_msm(const cuzk_msm_bases* Bs, cuzk_msm_scratch* B, size_t offset
 // ---------------------------------------------------------------------------------------------------------------
 // Test and ceiling kernels.
 
+// The field and curve operations of msm-cuda's FieldOp and CurveOp, one element each (field_test_ops.cuh, shared with
+// the host emulation test).
 template <class F>
 __global__ void field_test_kernel(int op, const typename F::T* a, const typename F::T* b, typename F::T* out,
                                   size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    switch (op) {
-        case 0: out[i] = F::add(a[i], b[i]); break;
-        case 1: out[i] = F::sub(a[i], b[i]); break;
-        case 2: out[i] = F::mul(a[i], b[i]); break;
-        case 3: out[i] = F::sqr(a[i]); break;
-        case 4: out[i] = F::neg(a[i]); break;
-        case 6:
-            if constexpr (std::is_same<F, Fp>::value) out[i] = mont_mul<FpModulus>(a[i], b[i]);
-            break;
-        case 7:
-            if constexpr (std::is_same<F, Fp>::value) out[i] = mont_mul_f64<FpModulus>(a[i], b[i]);
-            break;
-        case 8:
-        case 9:
-            // The lazy product on inputs lifted to x + p (below 2p, as a lazy value can be), reduced after: equal to
-            // a * b only if the unreduced result stayed below 2p. 9: the square of a lifted input, as the slope's
-            // square takes a lazy product's result (ba_sum_kernel).
-            if constexpr (std::is_same<F, Fp>::value) {
-                auto lift = [](fp_t x) {
-                    x.l[0] = add_cc(x.l[0], FP_P[0]);
-#pragma unroll
-                    for (int k = 1; k < 12; k++) x.l[k] = addc_cc(x.l[k], FP_P[k]);
-                    return x;
-                };
-                out[i] = op == 8 ? fp_reduce(fp_mul_lazy(lift(a[i]), lift(b[i]))) : fp_sqr(lift(a[i]));
-            }
-            break;
-        default: out[i] = F::inv(a[i]); break;
-    }
+    out[i] = field_test_op<F>(op, a[i], b[i]);
 }
 
 template <class F>
@@ -2209,16 +2184,7 @@ __global__ void curve_test_kernel(int op, const affine_t<F>* a, const affine_t<F
                                   size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    xyzz_t<F> pa = xyzz_from_affine(a[i]);
-    xyzz_t<F> r;
-    switch (op) {
-        case 0: r = xyzz_add_affine(pa, b[i]); break;
-        case 1: r = xyzz_add(xyzz_dbl(pa), xyzz_dbl(xyzz_from_affine(b[i]))); break;
-        case 2: r = xyzz_dbl(xyzz_add_affine(pa, b[i])); break;
-        case 3: r = xyzz_add_affine(xyzz_neg(pa), b[i]); break;
-        default: r = xyzz_mul_small(pa, (uint32_t)i); break;
-    }
-    out[i] = xyzz_to_jacobian(r);
+    out[i] = curve_test_op<F>(op, a[i], b[i], i);
 }
 
 // A dependent chain of base-field products per thread: form 0 the field's product (mont_mul_ul), 1 the folded form

@@ -4,15 +4,16 @@
 //! Skipped with a printed reason without a GPU; failing instead when CUZK_REQUIRE_GPU=1.
 //! `cargo test -p msm-cuda --test gpu -- --ignored` runs the heavy sweep (2^24, 2^26).
 
+mod arith;
 mod common;
 
-use blst::{blst_fp, blst_fp2};
+use blst::blst_fp2;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
-use group::{prime::PrimeCurveAffine, Curve, Group};
+use group::{prime::PrimeCurveAffine, Curve};
 use msm_cuda::gpu::{
-    self, Accumulation, CurveOp, DeviceBases, FieldOp, GpuCurve, GpuScalars, MsmOptions,
-    MsmScratch, StreamedBases,
+    self, Accumulation, CurveOp, DeviceBases, FieldOp, GpuScalars, MsmOptions, MsmScratch,
+    StreamedBases,
 };
 use msm_cuda::{msm_g1, msm_g2, Selection};
 use rand::Rng;
@@ -20,277 +21,47 @@ use test_utils::{
     edge_or_random_scalar, fresh_rng, gpu_or_skip, random_g1, random_g1_fast, random_g2,
 };
 
-/// blst's own field arithmetic: the reference the device is checked against.
-mod reference {
-    #![allow(unsafe_code)]
-    use blst::*;
-    use rand::Rng;
+/// The device as the arithmetic checks' backend.
+struct Gpu;
 
-    // SAFETY (every block below): blst's functions take valid pointers to initialised field elements and write one.
-    pub fn from_u64(v: u64) -> blst_fp {
-        let mut r = blst_fp::default();
-        let limbs = [v, 0, 0, 0, 0, 0];
-        unsafe { blst_fp_from_uint64(&mut r, limbs.as_ptr()) };
-        r
+impl arith::Backend for Gpu {
+    fn field<F: arith::RawField>(&mut self, op: FieldOp, a: &[F], b: &[F]) -> Vec<F> {
+        gpu::field_elementwise(op, a, b).unwrap()
     }
-
-    /// Uniform below p: rejection sampling of 381-bit values, then into Montgomery form.
-    pub fn random(rng: &mut impl Rng) -> blst_fp {
-        const P: [u64; 6] = [
-            0xb9feffffffffaaab,
-            0x1eabfffeb153ffff,
-            0x6730d2a0f6b0f624,
-            0x64774b84f38512bf,
-            0x4b1ba7b6434bacd7,
-            0x1a0111ea397fe69a,
-        ];
-        loop {
-            let mut l: [u64; 6] = rng.gen();
-            l[5] &= (1 << 61) - 1;
-            if (0..6).rev().map(|i| l[i].cmp(&P[i])).find(|o| o.is_ne())
-                == Some(std::cmp::Ordering::Less)
-            {
-                let mut r = blst_fp::default();
-                unsafe { blst_fp_from_uint64(&mut r, l.as_ptr()) };
-                return r;
-            }
-        }
-    }
-
-    macro_rules! binary {
-        ($name:ident, $t:ty, $f:ident) => {
-            pub fn $name(a: &$t, b: &$t) -> $t {
-                let mut r = <$t>::default();
-                unsafe { $f(&mut r, a, b) };
-                r
-            }
-        };
-    }
-    macro_rules! unary {
-        ($name:ident, $t:ty, $f:ident) => {
-            pub fn $name(a: &$t) -> $t {
-                let mut r = <$t>::default();
-                unsafe { $f(&mut r, a) };
-                r
-            }
-        };
-    }
-    binary!(add, blst_fp, blst_fp_add);
-    binary!(sub, blst_fp, blst_fp_sub);
-    binary!(mul, blst_fp, blst_fp_mul);
-    unary!(sqr, blst_fp, blst_fp_sqr);
-    unary!(inv, blst_fp, blst_fp_inverse);
-    binary!(add2, blst_fp2, blst_fp2_add);
-    binary!(sub2, blst_fp2, blst_fp2_sub);
-    binary!(mul2, blst_fp2, blst_fp2_mul);
-    unary!(sqr2, blst_fp2, blst_fp2_sqr);
-    unary!(inv2, blst_fp2, blst_fp2_inverse);
-
-    pub fn neg(a: &blst_fp) -> blst_fp {
-        let mut r = blst_fp::default();
-        unsafe { blst_fp_cneg(&mut r, a, true) };
-        r
-    }
-
-    pub fn neg2(a: &blst_fp2) -> blst_fp2 {
-        let mut r = blst_fp2::default();
-        unsafe { blst_fp2_cneg(&mut r, a, true) };
-        r
-    }
-}
-
-fn fp_edges() -> Vec<blst_fp> {
-    use reference::*;
-    let (one, two) = (from_u64(1), from_u64(2));
-    vec![from_u64(0), one, neg(&one), two, neg(&two)]
-}
-
-/// The CPU reference of one field operation.
-type FieldRef<'a, F> = &'a dyn Fn(&F, &F) -> F;
-
-/// Every [`FieldOp`] on the device against its reference (add, sub, mul, square, neg, inverse, in that order), on all
-/// pairs except the inverse, which runs on the first `inverse_count` (each is a full exponentiation).
-fn check_field_ops<F: gpu::GpuField + PartialEq + std::fmt::Debug>(
-    a: &[F],
-    b: &[F],
-    refs: [FieldRef<'_, F>; 6],
-    inverse_count: usize,
-) {
-    let ops = [
-        FieldOp::Add,
-        FieldOp::Sub,
-        FieldOp::Mul,
-        FieldOp::Square,
-        FieldOp::Neg,
-        FieldOp::Inverse,
-    ];
-    for (op, f) in ops.into_iter().zip(refs) {
-        let count = if op == FieldOp::Inverse {
-            inverse_count
-        } else {
-            a.len()
-        };
-        let got = gpu::field_elementwise(op, &a[..count], &b[..count]).unwrap();
-        for i in 0..count {
-            assert_eq!(
-                got[i],
-                f(&a[i], &b[i]),
-                "{op:?} at {i}: a = {:?}, b = {:?}",
-                a[i],
-                b[i]
-            );
-        }
+    fn curve<A: arith::RawPoint>(&mut self, op: CurveOp, a: &[A], b: &[A]) -> Vec<A::Projective> {
+        gpu::curve_elementwise(op, a, b).unwrap()
     }
 }
 
 #[test]
 fn fp_arithmetic_matches_blst() {
-    use reference::*;
     if !gpu_or_skip("fp_arithmetic_matches_blst", gpu::device()) {
         return;
     }
     let mut rng = fresh_rng("fp_arithmetic_matches_blst");
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for x in fp_edges() {
-        for y in fp_edges() {
-            a.push(x);
-            b.push(y);
-        }
-    }
-    for _ in 0..3000 {
-        a.push(random(&mut rng));
-        b.push(random(&mut rng));
-    }
-    check_field_ops(
-        &a,
-        &b,
-        [&add, &sub, &mul, &|x, _| sqr(x), &|x, _| neg(x), &|x, _| {
-            inv(x)
-        }],
-        300,
-    ); // The carry-chain product, which the field's product replaced (the inverse's last step still uses it), the
-       // FP64 product and the lazy product on its largest inputs, on the same pairs.
-    for op in [FieldOp::MulChains, FieldOp::MulFloat64, FieldOp::MulLazy] {
-        let got = gpu::field_elementwise(op, &a, &b).unwrap();
-        for i in 0..a.len() {
-            assert_eq!(
-                got[i],
-                mul(&a[i], &b[i]),
-                "{op:?} at {i}: a = {:?}, b = {:?}",
-                a[i],
-                b[i]
-            );
-        }
-        let fp2 = [blst_fp2::default()];
+    arith::check_fp(&mut Gpu, &mut rng);
+    // The product-form operations are defined for Fp only: the entry point refuses them for Fp2.
+    let fp2 = [blst_fp2::default()];
+    for op in [
+        FieldOp::MulChains,
+        FieldOp::MulFloat64,
+        FieldOp::MulLazy,
+        FieldOp::SqrLazy,
+    ] {
         assert!(
             gpu::field_elementwise(op, &fp2, &fp2).is_err(),
             "{op:?} is defined for Fp only"
         );
     }
-    // The square on its largest input (a + p, below 2p).
-    let got = gpu::field_elementwise(FieldOp::SqrLazy, &a, &b).unwrap();
-    for i in 0..a.len() {
-        assert_eq!(got[i], sqr(&a[i]), "SqrLazy at {i}: a = {:?}", a[i]);
-    }
-    let fp2 = [blst_fp2::default()];
-    assert!(gpu::field_elementwise(FieldOp::SqrLazy, &fp2, &fp2).is_err());
 }
 
 #[test]
 fn fp2_arithmetic_matches_blst() {
-    use reference::*;
     if !gpu_or_skip("fp2_arithmetic_matches_blst", gpu::device()) {
         return;
     }
     let mut rng = fresh_rng("fp2_arithmetic_matches_blst");
-    let edges: Vec<blst_fp2> = fp_edges()
-        .into_iter()
-        .flat_map(|x| fp_edges().into_iter().map(move |y| blst_fp2 { fp: [x, y] }))
-        .collect();
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for x in &edges {
-        for y in edges.iter().step_by(3) {
-            a.push(*x);
-            b.push(*y);
-        }
-    }
-    for _ in 0..2000 {
-        a.push(blst_fp2 {
-            fp: [random(&mut rng), random(&mut rng)],
-        });
-        b.push(blst_fp2 {
-            fp: [random(&mut rng), random(&mut rng)],
-        });
-    }
-    check_field_ops(
-        &a,
-        &b,
-        [
-            &add2,
-            &sub2,
-            &mul2,
-            &|x, _| sqr2(x),
-            &|x, _| neg2(x),
-            &|x, _| inv2(x),
-        ],
-        200,
-    );
-}
-
-/// Pairs of points covering the special cases of addition: identities, equal points (the doubling case of an
-/// addition), opposite points, and random pairs.
-fn curve_pairs<A>(random: &[A]) -> (Vec<A>, Vec<A>)
-where
-    A: PrimeCurveAffine + std::ops::Neg<Output = A>,
-{
-    let id = A::identity();
-    let (p, q) = (random[0], random[1]);
-    let mut a = vec![id, id, p, p, p, p];
-    let mut b = vec![id, p, id, p, -p, q];
-    for w in random[2..].chunks(2) {
-        a.push(w[0]);
-        b.push(*w.get(1).unwrap_or(&w[0]));
-    }
-    (a, b)
-}
-
-/// The CPU result of one curve test case, per element index.
-type Expected<'a, P> = &'a dyn Fn(usize) -> P;
-
-fn check_curve_ops<A>(random: &[A])
-where
-    A: GpuCurve
-        + PrimeCurveAffine<Curve = <A as GpuCurve>::Projective>
-        + std::ops::Neg<Output = A>
-        + std::fmt::Debug,
-    <A as GpuCurve>::Projective: std::fmt::Debug
-        + PartialEq
-        + From<A>
-        + std::ops::Mul<Scalar, Output = <A as GpuCurve>::Projective>,
-{
-    let (a, b) = curve_pairs(random);
-    let proj = |p: &A| <A as GpuCurve>::Projective::from(*p);
-    let cases: [(CurveOp, Expected<'_, <A as GpuCurve>::Projective>); 5] = [
-        (CurveOp::AddMixed, &|i| proj(&a[i]) + proj(&b[i])),
-        (CurveOp::AddFull, &|i| {
-            proj(&a[i]).double() + proj(&b[i]).double()
-        }),
-        (CurveOp::Double, &|i| (proj(&a[i]) + proj(&b[i])).double()),
-        (CurveOp::NegAdd, &|i| proj(&b[i]) - proj(&a[i])),
-        (CurveOp::MulIndex, &|i| proj(&a[i]) * Scalar::from(i as u64)),
-    ];
-    for (op, want) in cases {
-        let got = gpu::curve_elementwise(op, &a, &b).unwrap();
-        for i in 0..a.len() {
-            assert_eq!(
-                got[i],
-                want(i),
-                "{op:?} at {i}: a = {:?}, b = {:?}",
-                a[i],
-                b[i]
-            );
-        }
-    }
+    arith::check_fp2(&mut Gpu, &mut rng);
 }
 
 #[test]
@@ -299,7 +70,7 @@ fn g1_arithmetic_matches_blstrs() {
         return;
     }
     let mut rng = fresh_rng("g1_arithmetic_matches_blstrs");
-    check_curve_ops(&random_g1(600, &mut rng));
+    arith::check_curve_ops(&mut Gpu, &random_g1(600, &mut rng));
 }
 
 #[test]
@@ -308,7 +79,7 @@ fn g2_arithmetic_matches_blstrs() {
         return;
     }
     let mut rng = fresh_rng("g2_arithmetic_matches_blstrs");
-    check_curve_ops(&random_g2(300, &mut rng));
+    arith::check_curve_ops(&mut Gpu, &random_g2(300, &mut rng));
 }
 
 #[test]

@@ -4,69 +4,23 @@
 //! the device compiler; `gpu.rs` does that on a GPU machine.
 //! Skipped with a printed reason where no C++ compiler is found; failing instead when `CUZK_REQUIRE_HOST_CXX=1`.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 use ntt_cuda::gpu::FrOp;
-use test_utils::fresh_rng;
+use test_utils::{fresh_rng, host_emu};
 
 mod field_ops;
 
-/// A C++ compiler: `CXX`, else the first of c++, g++ and clang++ that runs.
-fn compiler() -> Option<String> {
-    let candidates = std::env::var("CXX")
-        .into_iter()
-        .chain(["c++", "g++", "clang++"].map(String::from));
-    candidates.into_iter().find(|cxx| {
-        Command::new(cxx)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    })
-}
-
-/// Builds `tests/host_emu.cpp` (with `defines`, `-D` flags) into the test's scratch folder as `name`; None (after
-/// printing why) when no compiler is found and none is required.
+/// The host build of `tests/host_emu.cpp` as `name`, with `defines`.
 fn build(name: &str, defines: &[&str]) -> Option<PathBuf> {
-    let Some(cxx) = compiler() else {
-        let why = "no C++ compiler (CXX, c++, g++ or clang++) found";
-        assert!(
-            std::env::var("CUZK_REQUIRE_HOST_CXX").as_deref() != Ok("1"),
-            "CUZK_REQUIRE_HOST_CXX=1 but {why}"
-        );
-        println!("SKIPPED host emulation of the device arithmetic: {why}");
-        return None;
-    };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let built = Command::new(&cxx)
-        .args([
-            "-O2",
-            "-std=c++17",
-            "-frounding-math",
-            "-Wno-unknown-pragmas",
-        ])
-        .args(defines.iter().map(|d| format!("-D{d}")))
-        .arg("-I")
-        .arg(root.join("../cuda-build/include"))
-        .arg("-I")
-        .arg(root.join("cuda"))
-        .arg("-o")
-        .arg(&out)
-        .arg(root.join("tests/host_emu.cpp"))
-        .output()
-        .unwrap_or_else(|e| panic!("running {cxx}: {e}"));
-    assert!(
-        built.status.success(),
-        "{cxx} failed to build tests/host_emu.cpp:\n{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    Some(out)
+    host_emu::build(
+        env!("CARGO_MANIFEST_DIR"),
+        env!("CARGO_TARGET_TMPDIR"),
+        name,
+        defines,
+    )
 }
 
 /// R = 2^256 mod p: a scalar's raw (Montgomery) words are the canonical words of x R.
@@ -93,29 +47,7 @@ fn host_elementwise(exe: &Path, op: FrOp, a: &[Scalar], b: &[Scalar]) -> Vec<Sca
         };
         input.extend_from_slice(&bytes);
     }
-    let mut child = Command::new(exe)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("starting the host emulation");
-    // The child reads all its input before it writes, so writing first cannot deadlock.
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(&input)
-        .expect("writing to the host emulation");
-    let mut output = Vec::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_end(&mut output)
-        .expect("reading the host emulation");
-    assert!(
-        child.wait().unwrap().success(),
-        "the host emulation failed on {op:?}"
-    );
+    let output = host_emu::run(exe, &input);
     assert_eq!(output.len(), 32 * a.len(), "{op:?}: output length");
     output
         .chunks_exact(32)

@@ -370,6 +370,107 @@ pub fn assert_ffi_in_sync(crate_root: &str, header: &str) {
     );
 }
 
+/// The device arithmetic built for the host: a CUDA crate's test program (`tests/host_emu.cpp`, which includes
+/// cuda-build's `host_emu.h`) compiled with the system's C++ compiler, so that CI, without a GPU, runs the same
+/// field and curve code the kernels run.
+pub mod host_emu {
+    use std::io::{Read, Write};
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+
+    /// A C++ compiler: `CXX`, else the first of c++, g++ and clang++ that runs.
+    fn compiler() -> Option<String> {
+        let candidates = std::env::var("CXX")
+            .into_iter()
+            .chain(["c++", "g++", "clang++"].map(String::from));
+        candidates.into_iter().find(|cxx| {
+            Command::new(cxx)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+    }
+
+    /// Builds `crate_root/tests/host_emu.cpp` with cuda-build's headers and `crate_root/cuda` on the include path,
+    /// `defines` as `-D` flags, into `out_dir/name`. None, after printing why, when no compiler is found, unless
+    /// `CUZK_REQUIRE_HOST_CXX=1`.
+    ///
+    /// # Panics
+    /// When the compiler fails, or none is found under `CUZK_REQUIRE_HOST_CXX=1`.
+    pub fn build(crate_root: &str, out_dir: &str, name: &str, defines: &[&str]) -> Option<PathBuf> {
+        let Some(cxx) = compiler() else {
+            let why = "no C++ compiler (CXX, c++, g++ or clang++) found";
+            assert!(
+                std::env::var("CUZK_REQUIRE_HOST_CXX").as_deref() != Ok("1"),
+                "CUZK_REQUIRE_HOST_CXX=1 but {why}"
+            );
+            let _ = writeln!(
+                std::io::stderr(),
+                "{name}: SKIPPED host emulation of the device arithmetic: {why} (set CUZK_REQUIRE_HOST_CXX=1 to \
+                 make this a failure)"
+            );
+            return None;
+        };
+        let root = Path::new(crate_root);
+        let out = Path::new(out_dir).join(name);
+        let built = Command::new(&cxx)
+            .args([
+                "-O2",
+                "-std=c++17",
+                "-frounding-math",
+                "-Wno-unknown-pragmas",
+            ])
+            .args(defines.iter().map(|d| format!("-D{d}")))
+            .arg("-I")
+            .arg(root.join("../cuda-build/include"))
+            .arg("-I")
+            .arg(root.join("cuda"))
+            .arg("-o")
+            .arg(&out)
+            .arg(root.join("tests/host_emu.cpp"))
+            .output()
+            .unwrap_or_else(|e| panic!("running {cxx}: {e}"));
+        assert!(
+            built.status.success(),
+            "{cxx} failed to build {}/tests/host_emu.cpp:\n{}",
+            root.display(),
+            String::from_utf8_lossy(&built.stderr)
+        );
+        Some(out)
+    }
+
+    /// Runs a built program with `input` on its stdin and returns its stdout.
+    ///
+    /// # Panics
+    /// When the program cannot start or exits with an error.
+    pub fn run(exe: &Path, input: &[u8]) -> Vec<u8> {
+        let mut child = Command::new(exe)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", exe.display()));
+        // The programs read all their input before they write, so writing first cannot deadlock.
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input)
+            .expect("writing to the host emulation");
+        let mut output = Vec::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_end(&mut output)
+            .expect("reading the host emulation");
+        let status = child.wait().expect("waiting for the host emulation");
+        assert!(status.success(), "{} failed: {status}", exe.display());
+        output
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
