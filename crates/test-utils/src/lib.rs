@@ -370,6 +370,33 @@ pub fn assert_ffi_in_sync(crate_root: &str, header: &str) {
     );
 }
 
+/// Asserts `got[i] == want(i)` for every i of an elementwise operation on pairs (a[i], b[i]), naming `what`, the index
+/// and the pair on a mismatch; `got` must have a result for every pair.
+///
+/// # Panics
+/// On the first mismatch, or when the lengths differ.
+pub fn assert_each_eq<T, U>(
+    what: &dyn std::fmt::Debug,
+    got: &[T],
+    want: impl Fn(usize) -> T,
+    a: &[U],
+    b: &[U],
+) where
+    T: PartialEq + std::fmt::Debug,
+    U: std::fmt::Debug,
+{
+    assert_eq!(got.len(), a.len(), "{what:?}: result length");
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(
+            *g,
+            want(i),
+            "{what:?} at {i}: a = {:?}, b = {:?}",
+            a[i],
+            b[i]
+        );
+    }
+}
+
 /// The device arithmetic built for the host: a CUDA crate's test program (`tests/host_emu.cpp`, which includes
 /// cuda-build's `host_emu.h`) compiled with the system's C++ compiler, so that CI, without a GPU, runs the same
 /// field and curve code the kernels run.

@@ -7,6 +7,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::{prime::PrimeCurveAffine, Group};
 use msm_cuda::gpu::{CurveOp, FieldOp, GpuCurve, GpuField};
 use rand::Rng;
+use test_utils::assert_each_eq;
 
 /// Where the operations run: the device (`gpu::field_elementwise`, `gpu::curve_elementwise`) or the host build of the
 /// same code.
@@ -216,16 +217,7 @@ fn check_field_ops<F: RawField>(
             a.len()
         };
         let got = backend.field(op, &a[..count], &b[..count]);
-        assert_eq!(got.len(), count, "{op:?}: result length");
-        for i in 0..count {
-            assert_eq!(
-                got[i],
-                f(&a[i], &b[i]),
-                "{op:?} at {i}: a = {:?}, b = {:?}",
-                a[i],
-                b[i]
-            );
-        }
+        assert_each_eq(&op, &got, |i| f(&a[i], &b[i]), &a[..count], &b[..count]);
     }
 }
 
@@ -256,20 +248,10 @@ pub fn check_fp(backend: &mut impl Backend, rng: &mut impl Rng) -> (Vec<blst_fp>
     );
     for op in [FieldOp::MulChains, FieldOp::MulFloat64, FieldOp::MulLazy] {
         let got = backend.field(op, &a, &b);
-        for i in 0..a.len() {
-            assert_eq!(
-                got[i],
-                mul(&a[i], &b[i]),
-                "{op:?} at {i}: a = {:?}, b = {:?}",
-                a[i],
-                b[i]
-            );
-        }
+        assert_each_eq(&op, &got, |i| mul(&a[i], &b[i]), &a, &b);
     }
     let got = backend.field(FieldOp::SqrLazy, &a, &b);
-    for i in 0..a.len() {
-        assert_eq!(got[i], sqr(&a[i]), "SqrLazy at {i}: a = {:?}", a[i]);
-    }
+    assert_each_eq(&FieldOp::SqrLazy, &got, |i| sqr(&a[i]), &a, &b);
     (a, b)
 }
 
@@ -352,15 +334,6 @@ where
     ];
     for (op, want) in cases {
         let got = backend.curve(op, &a, &b);
-        assert_eq!(got.len(), a.len(), "{op:?}: result length");
-        for i in 0..a.len() {
-            assert_eq!(
-                got[i],
-                want(i),
-                "{op:?} at {i}: a = {:?}, b = {:?}",
-                a[i],
-                b[i]
-            );
-        }
+        assert_each_eq(&op, &got, want, &a, &b);
     }
 }

@@ -5,6 +5,7 @@ use blstrs::Scalar;
 use ff::Field;
 use ntt_cuda::gpu::FrOp;
 use rand::Rng;
+use test_utils::assert_each_eq;
 
 /// Runs `op` elementwise on a and b, as `ntt_cuda::gpu::fr_elementwise` does (b is `Pow`'s exponent).
 pub type Elementwise<'a> = dyn FnMut(FrOp, &[Scalar], &[Scalar]) -> Vec<Scalar> + 'a;
@@ -33,16 +34,7 @@ pub fn check_field_ops(run: &mut Elementwise<'_>, random: usize, rng: &mut impl 
     }
     let mut check = |op, f: &dyn Fn(&Scalar, &Scalar) -> Scalar| {
         let got = run(op, &a, &b);
-        assert_eq!(got.len(), a.len(), "{op:?}: result length");
-        for i in 0..a.len() {
-            assert_eq!(
-                got[i],
-                f(&a[i], &b[i]),
-                "{op:?} at {i}: a = {:?}, b = {:?}",
-                a[i],
-                b[i]
-            );
-        }
+        assert_each_eq(&op, &got, |i| f(&a[i], &b[i]), &a, &b);
     };
     check(FrOp::Add, &|x, y| x + y);
     check(FrOp::Sub, &|x, y| x - y);
