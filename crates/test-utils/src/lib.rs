@@ -375,6 +375,7 @@ pub fn assert_ffi_in_sync(crate_root: &str, header: &str) {
 ///
 /// # Panics
 /// On the first mismatch, or when the lengths differ.
+#[track_caller]
 pub fn assert_each_eq<T, U>(
     what: &dyn std::fmt::Debug,
     got: &[T],
