@@ -3,5 +3,6 @@ fn main() {
         .source("cuda/ntt.cu")
         .header("cuda/ntt.h")
         .header("cuda/fr_test_ops.cuh")
+        .header("cuda/ntt_pass.cuh")
         .build();
 }

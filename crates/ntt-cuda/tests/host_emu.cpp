@@ -1,6 +1,10 @@
-// The scalar-field operations of fr_test_ops.cuh run on the host (cuda-build's host_emu.h), for
-// tests/host_emulation.rs. Reads from stdin an operation number (int32), a count n (uint64), then n a's and n b's
-// (32 raw bytes each, the device's layout); writes the n results to stdout, raw.
+// ntt-cuda's device code run on the host (cuda-build's host_emu.h), for tests/host_emulation.rs. Reads a request from
+// stdin and writes its result to stdout, raw (scalars as 32 bytes each, the device's layout). A request starts with
+// its kind (int32):
+//   0, field: an operation number (int32, fr_test_ops.cuh), a count n (uint64), n a's, n b's -> n results.
+//   1, passes: dit, form (MulForm's number), swizzled, threads a block (int32 each), log_n, the pass count P and the
+//      P stage counts (uint32 each), the 2^log_n scalars, the max(1, 2^log_n / 2) twiddles w^i -> the 2^log_n
+//      scalars after ntt_pass ran for each pass in turn, planned by plan_pass as ntt.cu plans them.
 #define CUZK_HOST_EMU
 #include "host_emu.h"
 
@@ -9,21 +13,83 @@
 
 #include "fr.cuh"
 #include "fr_test_ops.cuh"
+#include "ntt_pass.cuh"
 
-int main() {
+namespace cuzk {
+// The shared memory ntt_pass's `extern __shared__` names: one block's at a time (host_emu::launch runs them in turn).
+uint4 smem_raw[PASS_MAX_SMEM / sizeof(uint4) + 1];
+}  // namespace cuzk
+
+using namespace cuzk;
+
+template <class T>
+bool read(T* p, size_t n = 1) {
+    return std::fread(p, sizeof(T), n, stdin) == n;
+}
+
+int field() {
     int32_t op = 0;
     uint64_t n = 0;
-    if (std::fread(&op, sizeof op, 1, stdin) != 1 || std::fread(&n, sizeof n, 1, stdin) != 1) {
-        std::fprintf(stderr, "host_emu: expected an operation and a count on stdin\n");
-        return 2;
+    if (!read(&op) || !read(&n)) return 2;
+    std::vector<fr_t> a(n), b(n), out(n);
+    if (!read(a.data(), n) || !read(b.data(), n)) return 2;
+    for (uint64_t i = 0; i < n; i++) out[i] = fr_test_op(op, a[i], b[i], i);
+    return std::fwrite(out.data(), sizeof(fr_t), n, stdout) == n ? 0 : 3;
+}
+
+template <bool DIT, MulForm F, bool SWZ>
+void run_pass(const PassPlan& plan, fr_t* data, uint32_t log_n, const fr_t* tw) {
+    host_emu::launch(dim3(1u << (log_n - plan.log_e)), plan.threads,
+                     [&] { ntt_pass<DIT, F, SWZ>(data, log_n, plan.ps, tw); });
+}
+
+template <bool DIT, MulForm F>
+void run_pass_form(bool swz, const PassPlan& plan, fr_t* data, uint32_t log_n, const fr_t* tw) {
+    if (swz)
+        run_pass<DIT, F, true>(plan, data, log_n, tw);
+    else
+        run_pass<DIT, F, false>(plan, data, log_n, tw);
+}
+
+template <bool DIT>
+bool run_pass_dir(int32_t form, bool swz, const PassPlan& plan, fr_t* data, uint32_t log_n, const fr_t* tw) {
+    switch ((MulForm)form) {
+        case MulForm::Chains: run_pass_form<DIT, MulForm::Chains>(swz, plan, data, log_n, tw); return true;
+        case MulForm::Unsaturated: run_pass_form<DIT, MulForm::Unsaturated>(swz, plan, data, log_n, tw); return true;
+        case MulForm::Float64: run_pass_form<DIT, MulForm::Float64>(swz, plan, data, log_n, tw); return true;
+        case MulForm::Hybrid: run_pass_form<DIT, MulForm::Hybrid>(swz, plan, data, log_n, tw); return true;
+        default: return false;
     }
-    std::vector<cuzk::fr_t> a(n), b(n), out(n);
-    if (std::fread(a.data(), sizeof(cuzk::fr_t), n, stdin) != n ||
-        std::fread(b.data(), sizeof(cuzk::fr_t), n, stdin) != n) {
-        std::fprintf(stderr, "host_emu: expected %llu pairs of scalars on stdin\n", (unsigned long long)n);
-        return 2;
+}
+
+int passes() {
+    int32_t dit = 0, form = 0, swz = 0, threads = 0;
+    uint32_t log_n = 0, count = 0;
+    if (!read(&dit) || !read(&form) || !read(&swz) || !read(&threads) || !read(&log_n) || !read(&count)) return 2;
+    if (log_n > 20 || count > 32 || threads < 1 || threads > (int32_t)PASS_MAX_THREADS) return 4;
+    std::vector<uint32_t> ks(count);
+    if (!read(ks.data(), count)) return 2;
+    const size_t n = size_t(1) << log_n, tw_n = n / 2 ? n / 2 : 1;
+    std::vector<fr_t> data(n), tw(tw_n);
+    if (!read(data.data(), n) || !read(tw.data(), tw_n)) return 2;
+    uint32_t done = 0;
+    for (uint32_t k : ks) {
+        if (k < 1 || k > MAX_LOG_BLOCK || done + k > log_n) return 4;
+        const PassPlan plan = plan_pass(dit != 0, log_n, k, done, (uint32_t)threads);
+        const bool ok = dit ? run_pass_dir<true>(form, swz != 0, plan, data.data(), log_n, tw.data())
+                            : run_pass_dir<false>(form, swz != 0, plan, data.data(), log_n, tw.data());
+        if (!ok) return 4;
+        done += k;
     }
-    for (uint64_t i = 0; i < n; i++) out[i] = cuzk::fr_test_op(op, a[i], b[i], i);
-    if (std::fwrite(out.data(), sizeof(cuzk::fr_t), n, stdout) != n) return 3;
-    return 0;
+    if (done != log_n) return 4;
+    return std::fwrite(data.data(), sizeof(fr_t), n, stdout) == n ? 0 : 3;
+}
+
+int main() {
+    int32_t kind = -1;
+    if (!read(&kind)) return 2;
+    const int rc = kind == 0 ? field() : kind == 1 ? passes() : 4;
+    if (rc == 2) std::fprintf(stderr, "host_emu: the request on stdin is short\n");
+    if (rc == 4) std::fprintf(stderr, "host_emu: the request is out of range (kind, form, sizes or stage counts)\n");
+    return rc;
 }

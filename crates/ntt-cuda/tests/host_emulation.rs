@@ -2,6 +2,8 @@
 //! for the host through cuda-build's `host_emu.h`, and checked against blstrs exactly as the GPU test checks the
 //! device: so CI, which has no GPU, still checks every product form's arithmetic on every change. It cannot check
 //! the device compiler; `gpu.rs` does that on a GPU machine.
+//! The NTT's pass kernel runs there too (host_emu.h's threads, barriers and shared memory), every pass shape and
+//! product form against the CPU transform.
 //! Skipped with a printed reason where no C++ compiler is found; failing instead when `CUZK_REQUIRE_HOST_CXX=1`.
 
 use std::path::{Path, PathBuf};
@@ -9,7 +11,9 @@ use std::path::{Path, PathBuf};
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 use ntt_cuda::gpu::FrOp;
-use test_utils::{fresh_rng, host_emu};
+use ntt_cuda::{bit_reverse, root_of_unity, Domain};
+use rand::Rng;
+use test_utils::{edge_or_random_scalar, fresh_rng, host_emu};
 
 mod field_ops;
 
@@ -32,7 +36,8 @@ fn montgomery_r() -> Scalar {
 fn host_elementwise(exe: &Path, op: FrOp, a: &[Scalar], b: &[Scalar]) -> Vec<Scalar> {
     let r = montgomery_r();
     let r_inv = r.invert().unwrap();
-    let mut input = Vec::with_capacity(12 + 64 * a.len());
+    let mut input = Vec::with_capacity(16 + 64 * a.len());
+    input.extend_from_slice(&0i32.to_le_bytes()); // a field request
     input.extend_from_slice(&(op as i32).to_le_bytes());
     input.extend_from_slice(&(a.len() as u64).to_le_bytes());
     for x in a {
@@ -87,4 +92,180 @@ fn field_arithmetic_matches_blstrs_on_the_host_with_the_dense_digit() {
         4000,
         &mut rng,
     );
+}
+
+/// A product form of the passes, by MulForm's number in `ntt_pass.cuh`.
+#[derive(Clone, Copy, Debug)]
+enum Form {
+    Chains = 0,
+    Unsaturated = 2,
+    Float64 = 3,
+    Hybrid = 4,
+}
+
+/// One run of passes on the host: direction, form, layout, threads a block, and the stages of each pass in order.
+#[derive(Clone, Copy, Debug)]
+struct Passes<'a> {
+    dit: bool,
+    form: Form,
+    swizzled: bool,
+    threads: i32,
+    split: &'a [u32],
+}
+
+/// Runs `passes` over `data` (2^log_n scalars) with the twiddles w^i, i < n/2, of `omega`.
+fn host_passes(exe: &Path, passes: Passes<'_>, data: &[Scalar], omega: Scalar) -> Vec<Scalar> {
+    let r = montgomery_r();
+    let n = data.len();
+    let log_n = n.trailing_zeros();
+    let mut input = Vec::new();
+    input.extend_from_slice(&1i32.to_le_bytes()); // a passes request
+    for v in [
+        passes.dit as i32,
+        passes.form as i32,
+        passes.swizzled as i32,
+        passes.threads,
+    ] {
+        input.extend_from_slice(&v.to_le_bytes());
+    }
+    input.extend_from_slice(&log_n.to_le_bytes());
+    input.extend_from_slice(&(passes.split.len() as u32).to_le_bytes());
+    passes
+        .split
+        .iter()
+        .for_each(|k| input.extend_from_slice(&k.to_le_bytes()));
+    data.iter()
+        .for_each(|x| input.extend_from_slice(&(x * r).to_bytes_le()));
+    let mut w = Scalar::ONE;
+    for _ in 0..(n / 2).max(1) {
+        input.extend_from_slice(&(w * r).to_bytes_le());
+        w *= omega;
+    }
+    let output = host_emu::run(exe, &input);
+    assert_eq!(output.len(), 32 * n, "{passes:?}: output length");
+    let r_inv = r.invert().unwrap();
+    output
+        .chunks_exact(32)
+        .map(|raw| {
+            Scalar::from_repr_vartime(raw.try_into().unwrap())
+                .unwrap_or_else(|| panic!("{passes:?}: not a reduced scalar: {raw:02x?}"))
+                * r_inv
+        })
+        .collect()
+}
+
+/// The passes' transform against the CPU's, both directions: DIF takes natural order to bit-reversed, DIT
+/// bit-reversed to natural, with the forward (omega) or inverse (omega^-1, unscaled) twiddles.
+fn check_passes(exe: &Path, passes: Passes<'_>, log_n: u32, rng: &mut impl Rng) {
+    let cpu = Domain::new(log_n).unwrap();
+    let n = cpu.size();
+    let data: Vec<Scalar> = (0..n).map(|_| edge_or_random_scalar(rng)).collect();
+    let omega = root_of_unity(log_n).unwrap();
+    for inverse in [false, true] {
+        let w = if inverse {
+            omega.invert().unwrap()
+        } else {
+            omega
+        };
+        let mut expect = data.clone();
+        if inverse {
+            cpu.ifft(&mut expect).unwrap();
+            let n_scalar = Scalar::from(n as u64);
+            expect.iter_mut().for_each(|x| *x *= n_scalar);
+        } else {
+            cpu.fft(&mut expect).unwrap();
+        }
+        let mut input = data.clone();
+        if passes.dit {
+            bit_reverse(&mut input);
+        } else {
+            bit_reverse(&mut expect);
+        }
+        let got = host_passes(exe, passes, &input, w);
+        assert_eq!(got, expect, "{passes:?}, 2^{log_n}, inverse {inverse}");
+    }
+}
+
+/// ntt.cu's split of a transform into passes: the fewest, as even as they allow (no size here takes a measured split).
+fn even_split(log_n: u32) -> Vec<u32> {
+    let passes = log_n.div_ceil(10);
+    (0..passes)
+        .map(|i| log_n / passes + u32::from(i < log_n % passes))
+        .collect()
+}
+
+#[test]
+fn ntt_passes_match_cpu_on_the_host() {
+    let Some(exe) = build("ntt_cuda_host_emu", &[]) else {
+        return;
+    };
+    let mut rng = fresh_rng("ntt_passes_match_cpu_on_the_host");
+    // The default form and layout at every size to 2^12 and at 2^14 (two passes), in both directions. A host thread
+    // stands for each CUDA thread and every barrier wakes them all, so most runs take 4 threads a block (each thread
+    // then takes several quads a round, as the kernel's loops allow); the kernel's own 256 run at 2^10 and 2^12.
+    for log_n in (1..=12).chain([14]) {
+        let split = even_split(log_n);
+        for dit in [false, true] {
+            let threads: &[i32] = if log_n == 10 || log_n == 12 {
+                &[4, 256]
+            } else {
+                &[4]
+            };
+            for &threads in threads {
+                let passes = Passes {
+                    dit,
+                    form: Form::Float64,
+                    swizzled: true,
+                    threads,
+                    split: &split,
+                };
+                check_passes(&exe, passes, log_n, &mut rng);
+            }
+        }
+    }
+    // Uneven splits (at most 2^14, as the emulation takes about 0.1 s a transform there): passes of every length
+    // 1..10, an odd pass first or last, groups packed low and high.
+    let splits: [&[u32]; 7] = [
+        &[1, 3, 10],
+        &[10, 4],
+        &[9, 5],
+        &[2, 7, 5],
+        &[6, 8],
+        &[3, 5],
+        &[1, 1, 1, 1, 1, 1],
+    ];
+    for split in splits {
+        let log_n: u32 = split.iter().sum();
+        for dit in [false, true] {
+            let passes = Passes {
+                dit,
+                form: Form::Float64,
+                swizzled: true,
+                threads: 4,
+                split,
+            };
+            check_passes(&exe, passes, log_n, &mut rng);
+        }
+    }
+    // The other product forms (not lazy) and the interleaved layout.
+    for (form, swizzled) in [
+        (Form::Unsaturated, true),
+        (Form::Chains, true),
+        (Form::Hybrid, true),
+        (Form::Float64, false),
+    ] {
+        for log_n in [5, 11] {
+            for dit in [false, true] {
+                let split = even_split(log_n);
+                let passes = Passes {
+                    dit,
+                    form,
+                    swizzled,
+                    threads: 4,
+                    split: &split,
+                };
+                check_passes(&exe, passes, log_n, &mut rng);
+            }
+        }
+    }
 }

@@ -1,0 +1,349 @@
+// The NTT's pass kernel (ntt_pass) and what it is made of: the butterflies in each product form, the shared-memory
+// layouts, and the plan of a pass's launch. ntt.cu launches it; ntt-cuda's tests/host_emu.cpp runs the same kernel on
+// the host (cuda-build's host_emu.h emulates its threads, barriers and shared memory), so that CI checks the passes'
+// indexing, twiddles and lazy arithmetic without a GPU.
+#pragma once
+#include <cstdint>
+
+#include "fr.cuh"
+
+namespace cuzk {
+
+constexpr uint32_t MAX_LOG_BLOCK = 10;  // 1024 scalars, 32 KiB of shared memory per block
+__device__ __forceinline__ uint32_t bitrev(uint32_t x, uint32_t bits) {
+    return bits == 0 ? 0 : (__brev(x) >> (32 - bits));
+}
+
+// A scalar as two 16-byte halves (low words first), for 16-byte loads and stores.
+__device__ __forceinline__ fr_t from_halves(const uint4& a, const uint4& b) {
+    fr_t r;
+    r.l[0] = a.x; r.l[1] = a.y; r.l[2] = a.z; r.l[3] = a.w;
+    r.l[4] = b.x; r.l[5] = b.y; r.l[6] = b.z; r.l[7] = b.w;
+    return r;
+}
+__device__ __forceinline__ uint4 low_half(const fr_t& v) { return make_uint4(v.l[0], v.l[1], v.l[2], v.l[3]); }
+__device__ __forceinline__ uint4 high_half(const fr_t& v) { return make_uint4(v.l[4], v.l[5], v.l[6], v.l[7]); }
+
+__device__ __forceinline__ fr_t load(const fr_t* p) {
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+    return from_halves(q[0], q[1]);
+}
+
+__device__ __forceinline__ void store(fr_t* p, const fr_t& v) {
+    uint4* q = reinterpret_cast<uint4*>(p);
+    q[0] = low_half(v);
+    q[1] = high_half(v);
+}
+
+
+struct PassShape {
+    uint32_t s0, k, low_bits, log_glow, log_ghigh;
+};
+
+// The butterflies' product (mont.cuh has the forms; all give the same bits). Hybrid takes mont_mul_ul for the
+// products of a round numbered 0 and 2 and mont_mul_f64 for those numbered 1 and 3 (independent pairs in each stage),
+// so that the integer and the FP64 pipes work at once; a lone product takes mont_mul_ul. Hybrid3 takes mont_mul_ul
+// for product 0 alone and mont_mul_f64 for the other three.
+enum class MulForm { Chains, Fold, Unsaturated, Float64, Hybrid, Hybrid3 };
+
+// Lazy reduction: a pass whose products all take mont_mul_f64 keeps its scalars below 2p, not p, from its loads to its
+// stores: the products leave out their last conditional subtraction (the data operand may be below 2p, the twiddle is
+// below p, the result is below 2p; mont.cuh), the butterflies add and subtract modulo 2p (fr.cuh's Fr2pModulus, as
+// cheap as modulo p), and the store loop reduces each scalar once. Per product that drops a conditional subtraction
+// (eight subtractions and eight selects on the ALU pipe, which bounds the pass) for one per scalar stored.
+template <MulForm F>
+__host__ __device__ constexpr bool lazy_form() {
+    return F == MulForm::Float64;
+}
+
+// A product in form F; LAZY (a lazy pass's, F its form) leaves the result below 2p, not reduced.
+template <MulForm F, bool LAZY = false>
+__device__ __forceinline__ fr_t form_mul(const fr_t& x, const fr_t& y) {
+    static_assert(!LAZY || lazy_form<F>(), "only a lazy form's product leaves its result below 2p");
+    if (F == MulForm::Fold) return mont_mul_fold<FrModulus>(x, y);
+    if (F == MulForm::Unsaturated || F == MulForm::Hybrid || F == MulForm::Hybrid3) return mont_mul_ul<FrModulus>(x, y);
+    if (F == MulForm::Float64) return mont_mul_f64<FrModulus, !LAZY>(x, y);
+    return mont_mul<FrModulus>(x, y);
+}
+
+// Addition and subtraction in a pass: modulo 2p on lazy scalars, modulo p otherwise.
+template <bool LAZY>
+__device__ __forceinline__ fr_t pass_add(const fr_t& a, const fr_t& b) {
+    return LAZY ? mont_add<Fr2pModulus>(a, b) : fr_add(a, b);
+}
+template <bool LAZY>
+__device__ __forceinline__ fr_t pass_sub(const fr_t& a, const fr_t& b) {
+    return LAZY ? mont_sub<Fr2pModulus>(a, b) : fr_sub(a, b);
+}
+
+// The form of product number k (0..3) of a round.
+template <MulForm F, int K>
+__host__ __device__ constexpr MulForm round_form() {
+    if (F == MulForm::Hybrid3) return K == 0 ? MulForm::Unsaturated : MulForm::Float64;
+    return F == MulForm::Hybrid ? (K % 2 == 0 ? MulForm::Unsaturated : MulForm::Float64) : F;
+}
+
+// DIF butterfly (u, v) -> (u + v, (u - v) w); DIT (u, v) -> (u + v w, u - v w). LAZY: u, v and the results below
+// 2p (lazy_form; F must then be lazy itself).
+template <bool DIT, MulForm F, bool LAZY>
+__device__ __forceinline__ void butterfly(fr_t& u, fr_t& v, const fr_t& w) {
+    auto mul = [](const fr_t& x, const fr_t& y) { return form_mul<F, LAZY>(x, y); };
+    if (DIT) {
+        const fr_t t = mul(v, w);
+        v = pass_sub<LAZY>(u, t);
+        u = pass_add<LAZY>(u, t);
+    } else {
+        const fr_t d = pass_sub<LAZY>(u, v);
+        u = pass_add<LAZY>(u, v);
+        v = mul(d, w);
+    }
+}
+
+// The butterfly of DIF's last stage, whose twiddles are all 1: (u, v) -> (u + v, u - v), no product (w^0 is
+// Montgomery one, so the product it skips would return its input exactly).
+template <bool LAZY>
+__device__ __forceinline__ void butterfly_unit(fr_t& u, fr_t& v) {
+    const fr_t d = pass_sub<LAZY>(u, v);
+    u = pass_add<LAZY>(u, v);
+    v = d;
+}
+
+// Shared memory of a pass. Interleaved: scalar l at smem[l], 32 bytes, so a warp's 16-byte access strides 32 bytes
+// and a round whose pairing bit is low strides further (on average 9.4 wavefronts per access where 4 would do, ncu,
+// 2^27 DIF pass, H200). Swizzled: two planes of 16-byte halves (low halves, then high), scalar l's halves at unit
+// swz(l) of each, swz XORing l's low three bits with (b3 ^ b4, b3, b3 ^ b4) of bits 3 and 4. The eight consecutive
+// threads a 16-byte access serves at a time then touch eight distinct bank groups in every access pattern of the pass:
+// the load and store loops (consecutive l), the radix-4 rounds at any pairing bit q (the two bits q and q + 1 inserted
+// into the thread's index) and the radix-2 round (one bit inserted). For q >= 3 the low bits come from the thread
+// index and bits 3 and 4 are fixed across the eight; for q = 0, 1, 2 the three varying thread bits map to the column
+// through an invertible 0/1 matrix (checked by hand for each case, and by the ntt-cuda GPU tests' results).
+template <bool SWZ>
+struct PassSmem {
+    uint4* base;
+    uint32_t e;
+    __device__ __forceinline__ static uint32_t swz(uint32_t l) {
+        const uint32_t t = (l >> 3) & 1, u = (l >> 4) & 1;
+        return l ^ (((t ^ u) * 5u) | (t << 1));
+    }
+    __device__ __forceinline__ fr_t get(uint32_t l) const {
+        if (!SWZ) return load(reinterpret_cast<const fr_t*>(base) + l);
+        const uint32_t p = swz(l);
+        return from_halves(base[p], base[e + p]);
+    }
+    __device__ __forceinline__ void set(uint32_t l, const fr_t& v) const {
+        if (!SWZ) return store(reinterpret_cast<fr_t*>(base) + l, v);
+        const uint32_t p = swz(l);
+        base[p] = low_half(v);
+        base[e + p] = high_half(v);
+    }
+};
+
+// Twiddles a pass holds in shared memory: stage st of k pairs bit b of m (DIF b = k - 1 - st, DIT b = st) and needs one
+// twiddle for each value of the 2^log_glow low group bits and of m's b bits below: 2^log_glow (2^k - 1) in all, at
+// most as many as the block's scalars.
+__host__ __device__ constexpr uint32_t pass_twiddles(uint32_t k, uint32_t log_glow) { return ((1u << k) - 1) << log_glow; }
+
+// The twiddle table in shared memory: two planes of 16-byte halves, so that a warp reading consecutive twiddles (or
+// one, broadcast) touches distinct banks. (Tried and not kept: for the FP64 product, each twiddle split into its five
+// 52-bit limbs as doubles once, as the pass loads it, five planes of doubles, 72 KiB a block. The middle 2^27 pass ran
+// 1.9 % fewer instructions but waited more on shared memory, 2^27 50.06 against 49.77 ms; H100, 2026-12-05.)
+struct TwiddleSmem {
+    uint4* base;
+    uint32_t count;
+    __device__ __forceinline__ fr_t get(uint32_t i) const { return from_halves(base[i], base[count + i]); }
+    __device__ __forceinline__ void set(uint32_t i, const fr_t& v) const {
+        base[i] = low_half(v);
+        base[count + i] = high_half(v);
+    }
+};
+
+// One pass of k radix-2 stages over groups of 2^k scalars spaced 2^low_bits apart.
+// A block holds 2^log_glow groups adjacent in the low bits (coalesced loads) times 2^log_ghigh groups in the high bits.
+// Stages go two at a time (radix 4): a thread takes the four scalars that two consecutive stages pair up, so each
+// round is one trip through shared memory and one barrier for two stages, and a thread's two butterflies per stage
+// are independent work for the scheduler. An odd stage left over runs radix 2. The pass's twiddles (at most one per
+// scalar, see pass_twiddles) are loaded from the domain's table (w^e, e < n/2) into shared memory with the scalars,
+// before the first round, so the rounds wait on no global load: three a round, as its fourth butterfly shares one
+// (see round_twiddles). Read from the table at each round instead, the 2^27 forward NTT took 52.94 against 50.49 ms,
+// H 2^27 329.7 against 320.2 ms (H200, 2026-12-03); three reads where there were four had made it 55.8 -> 53.7 ms,
+// and loading a round's twiddles during the round before (held in registers across the barrier) spilled 128 bytes
+// and took 62.1 ms.
+constexpr uint32_t PASS_MAX_THREADS = 256;
+// Resident pass blocks per SM the kernel is built for (at most 85 registers a thread): a block of 1024 scalars and
+// its twiddles takes 64 KiB of shared memory, so no more than 3 fit an SM. Built for 4 (at most 64 registers) the
+// passes spill (DIF 156 bytes, DIT 16). Before the twiddles moved to shared memory DIT at 4 was faster (H 2^27 412.6
+// against 425.4 ms); after it, no better (320.6 against 320.2 ms; H200, 2026-12-03), so the 4-block builds went.
+// Built for 2 (-DCUZK_NTT_PASS_BLOCKS=2, at most 128 registers) no form of the product gained (see mul_form).
+#ifndef CUZK_NTT_PASS_BLOCKS
+#define CUZK_NTT_PASS_BLOCKS 3
+#endif
+constexpr int PASS_MIN_BLOCKS = CUZK_NTT_PASS_BLOCKS;
+
+template <bool DIT, MulForm FORM, bool SWZ>
+__global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
+    ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw) {
+    extern __shared__ uint4 smem_raw[];
+    constexpr bool LAZY = lazy_form<FORM>();
+    const uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
+    const uint32_t e = 1u << log_e;
+    const PassSmem<SWZ> smem{smem_raw, e};
+    data += (uint64_t)blockIdx.y << log_n;
+    const uint32_t lo_blocks = 1u << (ps.low_bits - ps.log_glow);
+    const uint64_t lo_base = (uint64_t)(blockIdx.x & (lo_blocks - 1)) << ps.log_glow;
+    const uint64_t hi_base = (uint64_t)(blockIdx.x >> (ps.low_bits - ps.log_glow)) << ps.log_ghigh;
+    auto global_index = [&](uint32_t l) -> uint64_t {
+        uint64_t lo = lo_base + (l & ((1u << ps.log_glow) - 1));
+        uint64_t m = (l >> ps.log_glow) & ((1u << ps.k) - 1);
+        uint64_t hi = hi_base + (l >> (ps.log_glow + ps.k));
+        return (hi << (ps.low_bits + ps.k)) | (m << ps.low_bits) | lo;
+    };
+    // The pass's twiddles, loaded into shared memory with the scalars before the first round (see pass_twiddles):
+    // local stage st's twiddles lie at tw_off(st), one for each value of the bits of l below its pairing bit.
+    const uint32_t gmask = (1u << ps.log_glow) - 1;
+    const uint32_t tw_count = pass_twiddles(ps.k, ps.log_glow);
+    const TwiddleSmem tws{smem_raw + 2 * e, tw_count};
+    auto tw_bits = [&](uint32_t st) { return DIT ? st : ps.k - 1 - st; };  // bits of m below the pairing bit
+    auto tw_off = [&](uint32_t st) {
+        return (DIT ? (1u << st) - 1 : (1u << ps.k) - (1u << (ps.k - st))) << ps.log_glow;
+    };
+    // The twiddle of the butterfly whose lower scalar is l, at local stage st.
+    auto twiddle = [&](uint32_t l, uint32_t st) -> fr_t {
+        const uint32_t mb = (l >> ps.log_glow) & ((1u << tw_bits(st)) - 1);
+        return tws.get(tw_off(st) + ((mb << ps.log_glow) | (l & gmask)));
+    };
+    // A radix-4 round (local stages st and st + 1) pairs the bits q and q + 1 of l: DIF from the top of m down, DIT
+    // from the bottom up. Quad qd's four scalars are l0 + {0, 1, 2, 3} << q.
+    auto quad_bit = [&](uint32_t st) { return ps.log_glow + (DIT ? st : ps.k - 2 - st); };
+    auto quad_l0 = [&](uint32_t qd, uint32_t q) { return ((qd >> q) << (q + 2)) | (qd & ((1u << q) - 1)); };
+    // The round's three twiddles for quad qd. DIT: (l0, s), (l0, s + 1), (l1, s + 1); stage s keeps the global bits
+    // below s, so (x2, x3)'s twiddle equals (x0, x1)'s. DIF: (l0, s), (l1, s), (l0, s + 1); stage s + 1 keeps the
+    // bits below log_n - s - 2, so (x2, x3)'s equals (x0, x1)'s. DIF's last round needs (l1, s) alone.
+    auto round_twiddles = [&](uint32_t st, uint32_t qd, fr_t* w) {
+        const uint32_t q = quad_bit(st), s = ps.s0 + st;
+        const uint32_t l0 = quad_l0(qd, q), l1 = l0 | (1u << q);
+        if (DIT) {
+            w[0] = twiddle(l0, st);
+            w[1] = twiddle(l0, st + 1);
+            w[2] = twiddle(l1, st + 1);
+        } else if (s + 2 == log_n) {
+            w[1] = twiddle(l1, st);
+        } else {
+            w[0] = twiddle(l0, st);
+            w[1] = twiddle(l1, st);
+            w[2] = twiddle(l0, st + 1);
+        }
+    };
+    // The round's four butterflies on x0..x3 (global stage s first), with round_twiddles' w.
+    auto quad = [&](fr_t& x0, fr_t& x1, fr_t& x2, fr_t& x3, uint32_t s, const fr_t* w) {
+        if (DIT) {
+            // Low bit first: (x0, x1), (x2, x3) at stage s; then the high bit: (x0, x2), (x1, x3) at s + 1.
+            butterfly<true, round_form<FORM, 0>(), LAZY>(x0, x1, w[0]);
+            butterfly<true, round_form<FORM, 1>(), LAZY>(x2, x3, w[0]);
+            butterfly<true, round_form<FORM, 2>(), LAZY>(x0, x2, w[1]);
+            butterfly<true, round_form<FORM, 3>(), LAZY>(x1, x3, w[2]);
+        } else if (s + 2 == log_n) {
+            // DIF's last two stages. Stage log_n - 2 has the twiddles w^0 (for x0, x2: l0's bit q is global bit 0,
+            // clear) and w^(n/4); stage log_n - 1 has only w^0. The branch is the same for every thread of the
+            // launch, so it never diverges. (DIT's first stages have the same property, but skipping products
+            // there raised the kernel's spills from 16 to 64 bytes and made H 0.5 % slower; H200, 2026-12-01.)
+            butterfly_unit<LAZY>(x0, x2);
+            butterfly<false, round_form<FORM, 0>(), LAZY>(x1, x3, w[1]);
+            butterfly_unit<LAZY>(x0, x1);
+            butterfly_unit<LAZY>(x2, x3);
+        } else {
+            // High bit first: (x0, x2), (x1, x3) at stage s; then the low bit: (x0, x1), (x2, x3) at s + 1.
+            butterfly<false, round_form<FORM, 0>(), LAZY>(x0, x2, w[0]);
+            butterfly<false, round_form<FORM, 1>(), LAZY>(x1, x3, w[1]);
+            butterfly<false, round_form<FORM, 2>(), LAZY>(x0, x1, w[2]);
+            butterfly<false, round_form<FORM, 3>(), LAZY>(x2, x3, w[2]);
+        }
+    };
+    // Stage s's twiddle for lower scalar l is w^(g << (DIT ? log_n - s - 1 : s)), g the bits of l's global index
+    // below the pairing bit: the low bits (the block's lo_base and l's low group bits) and m's bits below.
+    for (uint32_t st = 0; st < ps.k; st++) {
+        const uint32_t s = ps.s0 + st, shift = DIT ? log_n - s - 1 : s, off = tw_off(st);
+        for (uint32_t i = threadIdx.x; i < (1u << (tw_bits(st) + ps.log_glow)); i += blockDim.x) {
+            const uint64_t g = ((uint64_t)(i >> ps.log_glow) << ps.low_bits) | lo_base | (i & gmask);
+            tws.set(off + i, load(&tw[g << shift]));
+        }
+    }
+    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) smem.set(l, load(&data[global_index(l)]));
+    __syncthreads();
+    auto radix4 = [&](uint32_t st) {
+        const uint32_t q = quad_bit(st), s = ps.s0 + st;
+        for (uint32_t qd = threadIdx.x; qd < e / 4; qd += blockDim.x) {
+            const uint32_t l0 = quad_l0(qd, q);
+            const uint32_t l1 = l0 | (1u << q), l2 = l0 | (2u << q), l3 = l0 | (3u << q);
+            fr_t x0 = smem.get(l0), x1 = smem.get(l1), x2 = smem.get(l2), x3 = smem.get(l3);
+            fr_t w[3];
+            round_twiddles(st, qd, w);
+            quad(x0, x1, x2, x3, s, w);
+            smem.set(l0, x0);
+            smem.set(l1, x1);
+            smem.set(l2, x2);
+            smem.set(l3, x3);
+        }
+        __syncthreads();
+    };
+    // One stage (local st) alone.
+    auto radix2 = [&](uint32_t st) {
+        const uint32_t q = ps.log_glow + (DIT ? st : ps.k - 1 - st);
+        const uint32_t s = ps.s0 + st;
+        for (uint32_t bt = threadIdx.x; bt < e / 2; bt += blockDim.x) {
+            const uint32_t l1 = ((bt >> q) << (q + 1)) | (bt & ((1u << q) - 1));
+            const uint32_t l2 = l1 | (1u << q);
+            fr_t u = smem.get(l1), v = smem.get(l2);
+            if (!DIT && s + 1 == log_n) {
+                butterfly_unit<LAZY>(u, v);
+            } else {
+                butterfly<DIT, round_form<FORM, 0>(), LAZY>(u, v, twiddle(l1, st));
+            }
+            smem.set(l1, u);
+            smem.set(l2, v);
+        }
+        __syncthreads();
+    };
+    // An odd stage count leaves one stage alone: DIF takes it first, so that its last round holds stages log_n - 2
+    // and log_n - 1 and skips three of their four products; DIT takes it last.
+    uint32_t st = 0;
+    if (!DIT && (ps.k & 1)) radix2(st++);
+    for (; st + 2 <= ps.k; st += 2) radix4(st);
+    if (st < ps.k) radix2(st);
+    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) {
+        const fr_t x = smem.get(l);
+        store(&data[global_index(l)], LAZY ? mont_reduce_once<FrModulus>(x) : x);
+    }
+}
+
+
+// The most dynamic shared memory a pass takes: 2^MAX_LOG_BLOCK scalars and as many twiddles, less one.
+constexpr size_t PASS_MAX_SMEM = sizeof(fr_t) * ((2u << MAX_LOG_BLOCK) - 1);
+
+// One pass's launch: its shape, 2^log_e scalars a block in 2^(log_n - log_e) blocks (times the batch), its threads and
+// its dynamic shared memory (the scalars and the pass's twiddles).
+struct PassPlan {
+    PassShape ps;
+    uint32_t log_e, threads;
+    size_t shmem;
+};
+
+// The pass of k stages after `done` stages of a transform of 2^log_n (DIF from the top bit down, DIT from the bottom
+// up), with at most max_threads threads a block: its groups of 2^k scalars, 2^low_bits apart, fill the block with
+// groups adjacent in the low bits first (coalesced loads), then in the high bits, up to 2^MAX_LOG_BLOCK scalars.
+__host__ __device__ inline PassPlan plan_pass(bool dit, uint32_t log_n, uint32_t k, uint32_t done, uint32_t max_threads) {
+    PassPlan p;
+    p.ps.k = k;
+    p.ps.s0 = done;
+    p.ps.low_bits = dit ? done : log_n - done - k;
+    const uint32_t room = MAX_LOG_BLOCK - k;
+    p.ps.log_glow = room < p.ps.low_bits ? room : p.ps.low_bits;
+    const uint32_t high_bits = log_n - p.ps.low_bits - k, room_high = room - p.ps.log_glow;
+    p.ps.log_ghigh = room_high < high_bits ? room_high : high_bits;
+    p.log_e = k + p.ps.log_glow + p.ps.log_ghigh;
+    const uint32_t quads = (1u << p.log_e) / 4, t = max_threads < quads ? max_threads : quads;
+    p.threads = t > 1 ? t : 1;
+    p.shmem = sizeof(fr_t) * ((1u << p.log_e) + pass_twiddles(k, p.ps.log_glow));
+    return p;
+}
+
+}  // namespace cuzk
