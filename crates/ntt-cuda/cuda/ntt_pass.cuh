@@ -36,8 +36,10 @@ __device__ __forceinline__ void store(fr_t* p, const fr_t& v) {
 }
 
 
+// A pass's place in its transform (stages s0 .. s0 + k - 1 of log_n) and its block's groups; `last` when it is the
+// transform's last pass, the one whose store reduces a lazy pass's scalars.
 struct PassShape {
-    uint32_t s0, k, low_bits, log_glow, log_ghigh;
+    uint32_t s0, k, low_bits, log_glow, log_ghigh, last;
 };
 
 // The butterflies' product (mont.cuh has the forms; all give the same bits). Hybrid takes mont_mul_ul for the
@@ -49,8 +51,9 @@ enum class MulForm { Chains, Fold, Unsaturated, Float64, Hybrid, Hybrid3 };
 // Lazy reduction: a pass whose products all take mont_mul_f64 keeps its scalars below 2p, not p, from its loads to its
 // stores: the products leave out their last conditional subtraction (the data operand may be below 2p, the twiddle is
 // below p, the result is below 2p; mont.cuh), the butterflies add and subtract modulo 2p (fr.cuh's Fr2pModulus, as
-// cheap as modulo p), and the store loop reduces each scalar once. Per product that drops a conditional subtraction
-// (eight subtractions and eight selects on the ALU pipe, which bounds the pass) for one per scalar stored.
+// cheap as modulo p), and the transform's last pass reduces each scalar once as it stores it. Per product that drops a
+// conditional subtraction (eight subtractions and eight selects on the ALU pipe, which bounds the pass) for one per
+// scalar of the transform; the passes before the last store their scalars below 2p, as the next one loads them.
 template <MulForm F>
 __host__ __device__ constexpr bool lazy_form() {
     return F == MulForm::Float64;
@@ -309,9 +312,13 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     if (!DIT && (ps.k & 1)) radix2(st++);
     for (; st + 2 <= ps.k; st += 2) radix4(st);
     if (st < ps.k) radix2(st);
+    // A lazy pass's scalars stay below 2p into the next pass of the transform, which takes them as its own (its
+    // butterflies add and subtract modulo 2p, its products take a data operand below 2p); the last pass reduces, so
+    // every buffer between transforms and kernels holds reduced scalars.
+    const bool reduce = LAZY && ps.last;
     for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) {
         const fr_t x = smem.get(l);
-        store(&data[global_index(l)], LAZY ? mont_reduce_once<FrModulus>(x) : x);
+        store(&data[global_index(l)], reduce ? mont_reduce_once<FrModulus>(x) : x);
     }
 }
 
@@ -334,6 +341,7 @@ __host__ __device__ inline PassPlan plan_pass(bool dit, uint32_t log_n, uint32_t
     PassPlan p;
     p.ps.k = k;
     p.ps.s0 = done;
+    p.ps.last = done + k == log_n;
     p.ps.low_bits = dit ? done : log_n - done - k;
     const uint32_t room = MAX_LOG_BLOCK - k;
     p.ps.log_glow = room < p.ps.low_bits ? room : p.ps.low_bits;
