@@ -1,6 +1,7 @@
-// The device arithmetic compiled for the host, for tests only (ntt-cuda's tests/host_emulation.rs checks it against
-// blstrs on machines without a GPU, CI included). Define CUZK_HOST_EMU and include this before fr.cuh; build with
-// -frounding-math. The CUDA qualifiers become empty, and the intrinsics mont.cuh uses are written out in their
+// The device code compiled for the host, for tests only: the host_emulation tests of ntt-cuda and msm-cuda
+// (test_utils::host_emu builds them) check the field and curve arithmetic and the NTT's pass kernel against blst,
+// blstrs and the CPU transform on machines without a GPU, CI included. Define CUZK_HOST_EMU and include this before
+// any device header; build with -frounding-math (so that no rounding is folded across fesetround) and -pthread. The CUDA qualifiers become empty, and the intrinsics mont.cuh uses are written out in their
 // documented semantics: the directed rounding of __fma_rd through fesetround, the bit casts through memcpy. The carry
 // chains (mont.cuh's add_cc and the rest, PTX on the device) keep a carry flag per host thread, as the device's CC.CF
 // per thread: host code runs each chain in program order. Kernels run through host_emu::launch: a host thread per

@@ -393,12 +393,12 @@ __device__ constexpr unsigned long long f64_p_shifted(int k, int d) {
 // negative, split by f64_mul_acc<NEG> at the same cost. The columns, now signed, stay within 2^56 in magnitude. The
 // sum ends at T' = (ab - M'p) / R in (-p, ab / R), so p is added as the limbs are normalised (constants folded into
 // the carries' adds): T = T' + p is below ab / R + p, the same bound as above, and equals mont_mul's result modulo p,
-// with the same final conditional subtraction. Modelled first in Python against
-// Python integers (20,000 random pairs with a below 2p and b below p, and edges 0, 1, 2, p-2, p-1, p, p+1, 2^255,
-// 2p-2, 2p-1: exact digits, column bounds, result below 1.87p), then checked against blstrs through the host emulation
-// (ntt-cuda's tests/host_emulation.rs, in CI). SASS (sm_90): the product's two-chain throughput kernel runs 812
-// instructions a round against 852 (DFMA 200 against 220, DADD 125 against 135, IMAD 59 against 82), and the NTT's lazy
-// DIF pass spills 28 bytes against 64. Not yet run or timed on a GPU: no device was lent on 2026-12-05.
+// with the same final conditional subtraction. Modelled first in Python against Python integers (20,000 random pairs
+// with a below 2p and b below p, and edges 0, 1, 2, p-2, p-1, p, p+1, 2^255, 2p-2, 2p-1: exact digits, column bounds,
+// result below 1.87p), then checked against blstrs, and inside the NTT's passes against the CPU transform, through the
+// host emulation (ntt-cuda's tests/host_emulation.rs, in CI). SASS (sm_90): the product's two-chain throughput kernel
+// runs 812 instructions a round against 852 (DFMA 200 against 220, DADD 125 against 135, IMAD 59 against 82), and the
+// NTT's lazy DIF pass spills 28 bytes against 64. Not yet run or timed on a GPU: no device was lent on 2026-12-05.
 template <class M, bool REDUCE = true>
 __device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, const typename M::T& bv) {
     constexpr int N = M::N, L = M::F64_L, W = 52, LAST = 32 * N - W * (L - 1), D = W - LAST;

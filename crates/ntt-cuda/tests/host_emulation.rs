@@ -27,48 +27,61 @@ fn build(name: &str, defines: &[&str]) -> Option<PathBuf> {
     )
 }
 
-/// R = 2^256 mod p: a scalar's raw (Montgomery) words are the canonical words of x R.
-fn montgomery_r() -> Scalar {
-    Scalar::from(2u64).pow_vartime([256])
+/// The default build, made once for this binary's tests (which run in parallel and would otherwise write one file
+/// at once).
+fn default_build() -> Option<PathBuf> {
+    static BUILT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| build("ntt_cuda_host_emu", &[]))
+        .clone()
 }
 
-/// Runs `op` on the host build as `gpu::fr_elementwise` runs it on the device.
-fn host_elementwise(exe: &Path, op: FrOp, a: &[Scalar], b: &[Scalar]) -> Vec<Scalar> {
-    let r = montgomery_r();
-    let r_inv = r.invert().unwrap();
-    let mut input = Vec::with_capacity(16 + 64 * a.len());
-    input.extend_from_slice(&0i32.to_le_bytes()); // a field request
-    input.extend_from_slice(&(op as i32).to_le_bytes());
-    input.extend_from_slice(&(a.len() as u64).to_le_bytes());
-    for x in a {
-        input.extend_from_slice(&(x * r).to_bytes_le());
-    }
-    for y in b {
-        // The device takes Pow's exponent as a plain little-endian integer, not a Montgomery field element.
-        let bytes = if op == FrOp::Pow {
-            y.to_bytes_le()
-        } else {
-            (y * r).to_bytes_le()
-        };
-        input.extend_from_slice(&bytes);
-    }
-    let output = host_emu::run(exe, &input);
-    assert_eq!(output.len(), 32 * a.len(), "{op:?}: output length");
+/// R = 2^256 mod p: a scalar's raw (Montgomery) words are the canonical words of x R.
+static MONTGOMERY_R: std::sync::LazyLock<Scalar> =
+    std::sync::LazyLock::new(|| Scalar::from(2u64).pow_vartime([256]));
+
+/// Appends x's raw bytes (the device's layout) to `out`.
+fn put_raw(out: &mut Vec<u8>, x: &Scalar) {
+    out.extend_from_slice(&(x * *MONTGOMERY_R).to_bytes_le());
+}
+
+/// The scalars whose raw bytes `output` holds; each must be reduced (the panic names `what` and the index).
+fn from_raw(output: &[u8], what: &dyn std::fmt::Debug) -> Vec<Scalar> {
+    let r_inv = MONTGOMERY_R.invert().unwrap();
     output
         .chunks_exact(32)
         .enumerate()
         .map(|(i, raw)| {
-            let words: [u8; 32] = raw.try_into().unwrap();
-            let x = Scalar::from_repr_vartime(words)
-                .unwrap_or_else(|| panic!("{op:?} at {i}: not a reduced scalar: {raw:02x?}"));
-            x * r_inv
+            Scalar::from_repr_vartime(raw.try_into().unwrap())
+                .unwrap_or_else(|| panic!("{what:?} at {i}: not a reduced scalar: {raw:02x?}"))
+                * r_inv
         })
         .collect()
 }
 
+/// Runs `op` on the host build as `gpu::fr_elementwise` runs it on the device.
+fn host_elementwise(exe: &Path, op: FrOp, a: &[Scalar], b: &[Scalar]) -> Vec<Scalar> {
+    let mut input = Vec::with_capacity(16 + 64 * a.len());
+    input.extend_from_slice(&0i32.to_le_bytes()); // a field request
+    input.extend_from_slice(&(op as i32).to_le_bytes());
+    input.extend_from_slice(&(a.len() as u64).to_le_bytes());
+    a.iter().for_each(|x| put_raw(&mut input, x));
+    for y in b {
+        // The device takes Pow's exponent as a plain little-endian integer, not a Montgomery field element.
+        if op == FrOp::Pow {
+            input.extend_from_slice(&y.to_bytes_le());
+        } else {
+            put_raw(&mut input, y);
+        }
+    }
+    let output = host_emu::run(exe, &input);
+    assert_eq!(output.len(), 32 * a.len(), "{op:?}: output length");
+    from_raw(&output, &op)
+}
+
 #[test]
 fn field_arithmetic_matches_blstrs_on_the_host() {
-    let Some(exe) = build("ntt_cuda_host_emu", &[]) else {
+    let Some(exe) = default_build() else {
         return;
     };
     let mut rng = fresh_rng("field_arithmetic_matches_blstrs_on_the_host");
@@ -115,7 +128,6 @@ struct Passes<'a> {
 
 /// Runs `passes` over `data` (2^log_n scalars) with the twiddles w^i, i < n/2, of `omega`.
 fn host_passes(exe: &Path, passes: Passes<'_>, data: &[Scalar], omega: Scalar) -> Vec<Scalar> {
-    let r = montgomery_r();
     let n = data.len();
     let log_n = n.trailing_zeros();
     let mut input = Vec::new();
@@ -134,24 +146,15 @@ fn host_passes(exe: &Path, passes: Passes<'_>, data: &[Scalar], omega: Scalar) -
         .split
         .iter()
         .for_each(|k| input.extend_from_slice(&k.to_le_bytes()));
-    data.iter()
-        .for_each(|x| input.extend_from_slice(&(x * r).to_bytes_le()));
+    data.iter().for_each(|x| put_raw(&mut input, x));
     let mut w = Scalar::ONE;
     for _ in 0..(n / 2).max(1) {
-        input.extend_from_slice(&(w * r).to_bytes_le());
+        put_raw(&mut input, &w);
         w *= omega;
     }
     let output = host_emu::run(exe, &input);
     assert_eq!(output.len(), 32 * n, "{passes:?}: output length");
-    let r_inv = r.invert().unwrap();
-    output
-        .chunks_exact(32)
-        .map(|raw| {
-            Scalar::from_repr_vartime(raw.try_into().unwrap())
-                .unwrap_or_else(|| panic!("{passes:?}: not a reduced scalar: {raw:02x?}"))
-                * r_inv
-        })
-        .collect()
+    from_raw(&output, &passes)
 }
 
 /// The passes' transform against the CPU's, both directions: DIF takes natural order to bit-reversed, DIT
@@ -196,7 +199,7 @@ fn even_split(log_n: u32) -> Vec<u32> {
 
 #[test]
 fn ntt_passes_match_cpu_on_the_host() {
-    let Some(exe) = build("ntt_cuda_host_emu", &[]) else {
+    let Some(exe) = default_build() else {
         return;
     };
     let mut rng = fresh_rng("ntt_passes_match_cpu_on_the_host");
