@@ -184,10 +184,40 @@ pub mod reference {
     }
 }
 
+/// 0, 1, -1, 2 and -2, and two raw values the products' limb bounds are written for: p - 1 as raw limbs, and 2^360 - 1,
+/// whose twelve low 30-bit limbs (mont_mul_ul's) and six low 52-bit limbs (mont_mul_f64's) are all at their largest.
 pub fn fp_edges() -> Vec<blst_fp> {
     use reference::*;
     let (one, two) = (from_u64(1), from_u64(2));
-    vec![from_u64(0), one, neg(&one), two, neg(&two)]
+    let p_minus_1 = blst_fp {
+        l: [
+            0xb9feffffffffaaaa,
+            0x1eabfffeb153ffff,
+            0x6730d2a0f6b0f624,
+            0x64774b84f38512bf,
+            0x4b1ba7b6434bacd7,
+            0x1a0111ea397fe69a,
+        ],
+    };
+    let low_limbs_full = blst_fp {
+        l: [
+            u64::MAX,
+            u64::MAX,
+            u64::MAX,
+            u64::MAX,
+            u64::MAX,
+            (1 << 40) - 1,
+        ],
+    };
+    vec![
+        from_u64(0),
+        one,
+        neg(&one),
+        two,
+        neg(&two),
+        p_minus_1,
+        low_limbs_full,
+    ]
 }
 
 /// The CPU reference of one field operation.
@@ -221,7 +251,7 @@ fn check_field_ops<F: RawField>(
     }
 }
 
-/// Fp: the pairs of 0, 1, -1, 2, -2 and 3,000 random pairs, every operation, then the carry-chain product (which the
+/// Fp: the pairs of `fp_edges` and 3,000 random pairs, every operation, then the carry-chain product (which the
 /// field's product replaced; the inverse's last step still uses it), the FP64 product and the lazy product on its
 /// largest inputs on the same pairs, and the square on its largest input (a + p, below 2p). Returns the pairs.
 pub fn check_fp(backend: &mut impl Backend, rng: &mut impl Rng) -> (Vec<blst_fp>, Vec<blst_fp>) {

@@ -2,7 +2,7 @@
 //! every `FrOp` on edge values and fresh random pairs, against blstrs.
 
 use blstrs::Scalar;
-use ff::Field;
+use ff::{Field, PrimeField};
 use ntt_cuda::gpu::FrOp;
 use rand::Rng;
 use test_utils::assert_each_eq;
@@ -10,15 +10,25 @@ use test_utils::assert_each_eq;
 /// Runs `op` elementwise on a and b, as `ntt_cuda::gpu::fr_elementwise` does (b is `Pow`'s exponent).
 pub type Elementwise<'a> = dyn FnMut(FrOp, &[Scalar], &[Scalar]) -> Vec<Scalar> + 'a;
 
-/// Checks every operation of `run` against blstrs: the pairs of 0, 1, -1, 2 and -2, then `random` random pairs
+/// Checks every operation of `run` against blstrs: the pairs of the edge values below, then `random` random pairs
 /// (exponentiation on the first 600 pairs alone: 255 squarings each).
 pub fn check_field_ops(run: &mut Elementwise<'_>, random: usize, rng: &mut impl Rng) {
+    // Besides 0, 1, -1, 2 and -2, two values given by their raw (Montgomery) words, which the products' limb bounds
+    // are written for: p - 1, and 2^232 - 1, whose eight low 29-bit limbs (mont_mul_ul's) and four low 52-bit limbs
+    // (mont_mul_f64's) are all at their largest. A raw value v is the scalar v R^-1 (R = 2^256).
+    let r_inv = Scalar::from(2u64).pow_vartime([256]).invert().unwrap();
+    let raw = |v: [u8; 32]| Scalar::from_repr_vartime(v).unwrap() * r_inv;
+    let p_minus_1 = (-Scalar::ONE).to_repr(); // the canonical bytes of -1 are p - 1's
+    let mut low_limbs_full = [0u8; 32];
+    low_limbs_full[..29].fill(0xff);
     let edges = [
         Scalar::ZERO,
         Scalar::ONE,
         -Scalar::ONE,
         Scalar::from(2u64),
         -Scalar::from(2u64),
+        raw(p_minus_1),
+        raw(low_limbs_full),
     ];
     let mut a: Vec<Scalar> = Vec::new();
     let mut b: Vec<Scalar> = Vec::new();
