@@ -86,6 +86,18 @@ __device__ __forceinline__ typename M::T mont_sub(const typename M::T& a, const 
     return t;
 }
 
+// a + p without reduction, for a below p: the same residue in [p, 2p), the largest input a lazy operation takes (the
+// tests lift their operands with it; p < 2^(32N-1), so the sum fits N words).
+template <class M>
+__device__ __forceinline__ typename M::T mont_lift(const typename M::T& a) {
+    constexpr int N = M::N;
+    typename M::T t;
+    t.l[0] = add_cc(a.l[0], M::p(0));
+#pragma unroll
+    for (int i = 1; i < N; i++) t.l[i] = addc_cc(a.l[i], M::p(i));
+    return t;
+}
+
 // Montgomery product a * b * 2^(-32N) mod p: CIOS over 32-bit words. Each word product is one 64-bit multiply
 // (IMAD.WIDE.U32); its low and high halves are added in by four carry chains per row, the last one shifting t down a
 // word. Bounds: t < 2p at the top of each row, so t + a * b_i and t + m * p fit N + 1 words (p < 2^(32N - 1)).

@@ -30,13 +30,8 @@ __device__ __forceinline__ typename F::T field_test_op(int op, const typename F:
             // a * b only if the unreduced result stayed below 2p. 9: the square of a lifted input, as the slope's
             // square takes a lazy product's result (msm.cu's ba_sum_kernel).
             if constexpr (std::is_same<F, Fp>::value) {
-                auto lift = [](fp_t x) {
-                    x.l[0] = add_cc(x.l[0], FP_P[0]);
-#pragma unroll
-                    for (int k = 1; k < 12; k++) x.l[k] = addc_cc(x.l[k], FP_P[k]);
-                    return x;
-                };
-                return op == 8 ? fp_reduce(fp_mul_lazy(lift(a), lift(b))) : fp_sqr(lift(a));
+                const fp_t la = mont_lift<FpModulus>(a);
+                return op == 8 ? fp_reduce(fp_mul_lazy(la, mont_lift<FpModulus>(b))) : fp_sqr(la);
             }
             return a;
         default: return F::inv(a);

@@ -5,15 +5,6 @@
 
 namespace cuzk {
 
-// a + p without reduction (below 2p): the same residue as a, in the upper half of the lazy range.
-__device__ __forceinline__ fr_t lift_2p(const fr_t& a) {
-    fr_t t;
-    t.l[0] = add_cc(a.l[0], FrModulus::p(0));
-#pragma unroll
-    for (int i = 1; i < 8; i++) t.l[i] = addc_cc(a.l[i], FrModulus::p(i));
-    return t;
-}
-
 // A lazy result (below 2p) checked and reduced: all ones, which no reduced scalar is, when it is not below 2p.
 __device__ __forceinline__ fr_t settle_2p(const fr_t& x) {
     const fr_t r = mont_reduce_once<Fr2pModulus>(x);
@@ -30,7 +21,7 @@ __device__ __forceinline__ fr_t settle_2p(const fr_t& x) {
 __device__ __forceinline__ fr_t fr_test_op(int op, const fr_t& a, const fr_t& b, size_t i) {
     // The lazy operations (11-13) take a lifted by p at odd i and b lifted at i = 2, 3 mod 4, so that every pair of
     // halves of the lazy range meets (the product's twiddle operand b is never lifted: below p, as in the NTT).
-    const fr_t la = (i & 1) ? lift_2p(a) : a, lb = (i & 2) ? lift_2p(b) : b;
+    const fr_t la = (i & 1) ? mont_lift<FrModulus>(a) : a, lb = (i & 2) ? mont_lift<FrModulus>(b) : b;
     switch (op) {
         case 11: return settle_2p(mont_mul_f64<FrModulus, false>(la, b));
         case 12: return settle_2p(mont_add<Fr2pModulus>(la, lb));
