@@ -35,8 +35,6 @@ struct cuzk_ntt_domain {
 
 namespace {
 
-constexpr uint32_t COSET_LO_BITS = 12;  // g^i = lo[i & 4095] * hi[i >> 12]
-
 // first * (*base)^(start + k) for k < chunk, one chunk per thread; base and first (1 when null) are read from device
 // memory.
 __global__ void powers_kernel(fr_t* out, uint64_t count, const fr_t* base, const fr_t* first, uint32_t chunk) {
@@ -140,9 +138,23 @@ cudaError_t launch_pass_as(bool dit, dim3 grid, uint32_t threads, size_t shmem, 
     cudaError_t err = dit ? raise_pass_smem<true, F, SWZ>() : raise_pass_smem<false, F, SWZ>();
     if (err != cudaSuccess) return err;
     if (dit)
-        ntt_pass<true, F, SWZ><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+        ntt_pass<true, F, SWZ><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw, PassIo{});
     else
-        ntt_pass<false, F, SWZ><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw);
+        ntt_pass<false, F, SWZ><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw, PassIo{});
+    return cudaSuccess;
+}
+
+// A DIF pass of H with its pointwise steps (PassIo), in the default form and layout only (fused_h).
+template <uint32_t IO>
+cudaError_t launch_h_pass(dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data, uint32_t log_n,
+                          const PassShape& ps, const fr_t* tw, const PassIo& io) {
+    static std::atomic<uint64_t> raised{0};
+    cudaError_t err = once_per_device(raised, [] {
+        return cudaFuncSetAttribute(ntt_pass<false, MulForm::Float64, true, IO>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)PASS_MAX_SMEM);
+    });
+    if (err != cudaSuccess) return err;
+    ntt_pass<false, MulForm::Float64, true, IO><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw, io);
     return cudaSuccess;
 }
 
@@ -207,8 +219,18 @@ std::vector<uint32_t> pass_split(uint32_t log_n) {
     return ks;
 }
 
-// All DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) stages, in passes.
-cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, const fr_t* tw, cudaStream_t stream) {
+// Whether H's pointwise steps run inside its passes (PassIo): with the default form and layout (f64, swizzled),
+// unless CUZK_H_FUSED=0 asks for the separate kernels (an A/B switch).
+bool fused_h() {
+    static const bool fused = env_word("CUZK_H_FUSED", {"0", "1"}) != 0 && mul_form(false) == MulForm::Float64 &&
+                              smem_swizzled();
+    return fused;
+}
+
+// All DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) stages, in passes. With io (DIF, fused_h), the
+// first pass's loads take first_io's steps and the last pass's stores last_io's.
+cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, const fr_t* tw, cudaStream_t stream,
+                       const PassIo* io = nullptr, uint32_t first_io = PASS_IO_NONE, uint32_t last_io = PASS_IO_NONE) {
     if (log_n == 0) return status_ok();
     const std::vector<uint32_t> ks = pass_split(log_n);
     const uint32_t passes = (uint32_t)ks.size();
@@ -219,7 +241,22 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
         const uint32_t threads = plan.threads;
         const size_t shmem = plan.shmem;
         const dim3 grid(1u << (log_n - plan.log_e), batch);
+        const uint32_t io_steps = io ? (p == 0 ? first_io : 0) | (p + 1 == passes ? last_io : 0) : 0;
         cudaError_t err;
+        if (io_steps) {
+            if (dit || !fused_h()) return status_msg(1, "run_passes: pointwise steps in a pass need fused_h and DIF");
+            switch (io_steps) {
+                case PASS_IO_MUL: err = launch_h_pass<PASS_IO_MUL>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_SCALE: err = launch_h_pass<PASS_IO_SCALE>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_SCALE | PASS_IO_SUB: err = launch_h_pass<PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB: err = launch_h_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                default: return status_msg(1, "run_passes: no pass is built for these pointwise steps");
+            }
+            CUZK_TRY(err);
+            CUZK_TRY_LAUNCH("ntt_pass (H)");
+            done += ps.k;
+            continue;
+        }
         switch (mul_form(dit)) {
             case MulForm::Chains: err = launch_pass<MulForm::Chains>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
             case MulForm::Fold: err = launch_pass<MulForm::Fold>(dit, grid, threads, shmem, stream, data, log_n, ps, tw); break;
@@ -370,7 +407,9 @@ cuzk_status scale(fr_t* data, uint32_t log_n, uint32_t batch, const fr_t& c, con
     return status_ok();
 }
 
-// a = a * b (on the coset: c's part of H is subtracted after the inverse transform, see cuzk_h_poly)
+// a = a * b (on the coset: c's part of H is subtracted after the inverse transform, see cuzk_h_poly). This kernel and
+// coset_scale_sub_kernel serve H when its steps are not fused into the passes (fused_h); PASS_IO_MUL and PASS_IO_SUB
+// do the same inside them.
 __global__ void ab_kernel(fr_t* a, const fr_t* b, uint64_t n) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -788,21 +827,30 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
     const uint32_t log_n = d->log_n;
     const fr_t g = *(const fr_t*)coset;
     fr_t* bufs[3] = {(fr_t*)a, (fr_t*)b, (fr_t*)c};
+    // Fused (fused_h): the pointwise steps run in the passes next to them (PassIo), each sparing a read and a write
+    // of the vector: the coset scaling in the last pass of a's and b's inverse transforms, a b in the first pass of
+    // the product's, the last scaling and C's subtraction in its last pass. A transform of 2^0 has no pass.
+    const bool fused = log_n > 0 && fused_h();
     cudaEvent_t done[3] = {nullptr, nullptr, nullptr};
     for (int i = 0; i < 3; i++) {
         cudaStream_t st = (cudaStream_t)streams[i];
         // Evaluations on <w> (natural) -> n * coefficients (bit-reversed); c stops there (its n^-1 is applied with
         // the product's, in the last pass).
-        CUZK_CHECK(run_passes(false, bufs[i], log_n, 1, d->tw_inv, st));
         if (i < 2) {
             // -> times n^-1 g^i in one pass (the inverse transform's scaling and the coset shift together) ->
             // evaluations on g<w> (natural).
-            {
-                CosetTables t;
-                CUZK_CHECK(coset_tables(t, log_n, g, false, d->n_inv, st));
+            CosetTables t;
+            CUZK_CHECK(coset_tables(t, log_n, g, false, d->n_inv, st));
+            if (fused) {
+                const PassIo io{nullptr, nullptr, t.lo, t.hi};
+                CUZK_CHECK(run_passes(false, bufs[i], log_n, 1, d->tw_inv, st, &io, PASS_IO_NONE, PASS_IO_SCALE));
+            } else {
+                CUZK_CHECK(run_passes(false, bufs[i], log_n, 1, d->tw_inv, st));
                 CUZK_CHECK(scale(bufs[i], log_n, 1, fr_one(), &t, true, st));
             }
             CUZK_CHECK(run_passes(true, bufs[i], log_n, 1, d->tw_fwd, st));
+        } else {
+            CUZK_CHECK(run_passes(false, bufs[i], log_n, 1, d->tw_inv, st));
         }
         if (i > 0) {
             CUZK_TRY(cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming));
@@ -813,10 +861,19 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
     CUZK_TRY(cudaStreamWaitEvent(s0, done[1], 0));
     CUZK_TRY(cudaEventDestroy(done[1]));
     uint64_t n = 1ull << log_n;
-    ab_kernel<<<(uint32_t)((n + 255) / 256), 256, 0, s0>>>(bufs[0], bufs[1], n);
-    CUZK_TRY_LAUNCH("ab_kernel");
     // Evaluations on g<w> of a b -> n * its coefficients on the coset (bit-reversed) -> times n^-1 Z^-1 g^-i, minus
     // n C times n^-1 Z^-1, in one pass -> h, natural order.
+    if (fused) {
+        CUZK_TRY(cudaStreamWaitEvent(s0, done[2], 0));
+        CUZK_TRY(cudaEventDestroy(done[2]));
+        CosetTables t;
+        CUZK_CHECK(coset_tables(t, log_n, g, true, d->n_inv, s0, (const fr_t*)z_inv));
+        const PassIo io{bufs[1], bufs[2], t.lo, t.hi};
+        CUZK_CHECK(run_passes(false, bufs[0], log_n, 1, d->tw_inv, s0, &io, PASS_IO_MUL, PASS_IO_SCALE | PASS_IO_SUB));
+        return bit_reverse(bufs[0], log_n, 1, s0);
+    }
+    ab_kernel<<<(uint32_t)((n + 255) / 256), 256, 0, s0>>>(bufs[0], bufs[1], n);
+    CUZK_TRY_LAUNCH("ab_kernel");
     CUZK_CHECK(run_passes(false, bufs[0], log_n, 1, d->tw_inv, s0));
     CUZK_TRY(cudaStreamWaitEvent(s0, done[2], 0));
     CUZK_TRY(cudaEventDestroy(done[2]));

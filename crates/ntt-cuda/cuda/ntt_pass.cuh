@@ -172,6 +172,22 @@ struct TwiddleSmem {
 // and loading a round's twiddles during the round before (held in registers across the barrier) spilled 128 bytes
 // and took 62.1 ms.
 constexpr uint32_t PASS_MAX_THREADS = 256;
+
+// Coset power tables (ntt.cu's coset_tables): c g^i = lo[i & (2^COSET_LO_BITS - 1)] * hi[i >> COSET_LO_BITS].
+constexpr uint32_t COSET_LO_BITS = 12;
+
+// What a pass of H (cuzk_h_poly in ntt.cu) does beside its stages, so that H's pointwise steps take no sweeps of
+// their own. PASS_IO_MUL: each scalar loaded at index j is multiplied by mul[j] (the product a b, in the first pass of
+// its inverse transform). PASS_IO_SCALE: each scalar stored at index j is multiplied by c g^i, i = bitrev(j) (the
+// last pass of a DIF transform, whose output is bit-reversed), from the tables lo and hi; PASS_IO_SUB with it also
+// subtracts sub[j] times hi[0] (= c). The products take mont_mul_f64, reduced, whatever the butterflies' form.
+enum : uint32_t { PASS_IO_NONE = 0, PASS_IO_MUL = 1, PASS_IO_SCALE = 2, PASS_IO_SUB = 4 };
+struct PassIo {
+    const fr_t* mul;
+    const fr_t* sub;
+    const fr_t* lo;
+    const fr_t* hi;
+};
 // Resident pass blocks per SM the kernel is built for (at most 85 registers a thread): a block of 1024 scalars and
 // its twiddles takes 64 KiB of shared memory, so no more than 3 fit an SM. Built for 4 (at most 64 registers) the
 // passes spill (DIF 156 bytes, DIT 16). Before the twiddles moved to shared memory DIT at 4 was faster (H 2^27 412.6
@@ -182,15 +198,18 @@ constexpr uint32_t PASS_MAX_THREADS = 256;
 #endif
 constexpr int PASS_MIN_BLOCKS = CUZK_NTT_PASS_BLOCKS;
 
-template <bool DIT, MulForm FORM, bool SWZ>
+template <bool DIT, MulForm FORM, bool SWZ, uint32_t IO = PASS_IO_NONE>
 __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
-    ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw) {
+    ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw, PassIo io) {
+    static_assert(!(IO & PASS_IO_SUB) || (IO & PASS_IO_SCALE), "PASS_IO_SUB comes with PASS_IO_SCALE");
     extern __shared__ uint4 smem_raw[];
     constexpr bool LAZY = lazy_form<FORM>();
     const uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
     const uint32_t e = 1u << log_e;
     const PassSmem<SWZ> smem{smem_raw, e};
     data += (uint64_t)blockIdx.y << log_n;
+    if (IO & PASS_IO_MUL) io.mul += (uint64_t)blockIdx.y << log_n;
+    if (IO & PASS_IO_SUB) io.sub += (uint64_t)blockIdx.y << log_n;
     const uint32_t lo_blocks = 1u << (ps.low_bits - ps.log_glow);
     const uint64_t lo_base = (uint64_t)(blockIdx.x & (lo_blocks - 1)) << ps.log_glow;
     const uint64_t hi_base = (uint64_t)(blockIdx.x >> (ps.low_bits - ps.log_glow)) << ps.log_ghigh;
@@ -270,7 +289,13 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
             tws.set(off + i, load(&tw[g << shift]));
         }
     }
-    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) smem.set(l, load(&data[global_index(l)]));
+    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) {
+        const uint64_t g = global_index(l);
+        if (IO & PASS_IO_MUL)
+            smem.set(l, mont_mul_f64<FrModulus, !LAZY>(load(&data[g]), load(&io.mul[g])));
+        else
+            smem.set(l, load(&data[g]));
+    }
     __syncthreads();
     auto radix4 = [&](uint32_t st) {
         const uint32_t q = quad_bit(st), s = ps.s0 + st;
@@ -318,7 +343,18 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     const bool reduce = LAZY && ps.last;
     for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) {
         const fr_t x = smem.get(l);
-        store(&data[global_index(l)], reduce ? mont_reduce_once<FrModulus>(x) : x);
+        const uint64_t g = global_index(l);
+        if (IO & PASS_IO_SCALE) {
+            // x below 2p (lazy) or p, the factor below p: the reduced product is below p.
+            const uint32_t i = bitrev((uint32_t)g, log_n);
+            const fr_t f = mont_mul_f64<FrModulus>(load(&io.lo[i & ((1u << COSET_LO_BITS) - 1)]),
+                                                   load(&io.hi[i >> COSET_LO_BITS]));
+            fr_t y = mont_mul_f64<FrModulus>(x, f);
+            if (IO & PASS_IO_SUB) y = fr_sub(y, mont_mul_f64<FrModulus>(load(&io.sub[g]), load(&io.hi[0])));
+            store(&data[g], y);
+        } else {
+            store(&data[g], reduce ? mont_reduce_once<FrModulus>(x) : x);
+        }
     }
 }
 

@@ -5,9 +5,14 @@
 //   1, passes: dit, form (MulForm's number), swizzled, threads a block (int32 each), log_n, the pass count P and the
 //      P stage counts (uint32 each), the 2^log_n scalars, the max(1, 2^log_n / 2) twiddles w^i -> the 2^log_n
 //      scalars after ntt_pass ran for each pass in turn, planned by plan_pass as ntt.cu plans them.
+//   2, H passes (DIF, f64, swizzled, with PassIo's steps as cuzk_h_poly runs them): threads a block (int32), log_n,
+//      P, the P stage counts, the first pass's load steps and the last pass's store steps (uint32 each), the 2^log_n
+//      scalars, the twiddles as above, mul and sub (2^log_n each), lo (2^COSET_LO_BITS) and hi (max(1, 2^log_n /
+//      2^COSET_LO_BITS)) -> the 2^log_n scalars.
 #define CUZK_HOST_EMU
 #include "host_emu.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -40,7 +45,13 @@ int field() {
 template <bool DIT, MulForm F, bool SWZ>
 void run_pass(const PassPlan& plan, fr_t* data, uint32_t log_n, const fr_t* tw) {
     host_emu::launch(dim3(1u << (log_n - plan.log_e)), plan.threads,
-                     [&] { ntt_pass<DIT, F, SWZ>(data, log_n, plan.ps, tw); });
+                     [&] { ntt_pass<DIT, F, SWZ>(data, log_n, plan.ps, tw, PassIo{}); });
+}
+
+template <uint32_t IO>
+void run_h_pass(const PassPlan& plan, fr_t* data, uint32_t log_n, const fr_t* tw, const PassIo& io) {
+    host_emu::launch(dim3(1u << (log_n - plan.log_e)), plan.threads,
+                     [&] { ntt_pass<false, MulForm::Float64, true, IO>(data, log_n, plan.ps, tw, io); });
 }
 
 template <bool DIT, MulForm F>
@@ -85,10 +96,47 @@ int passes() {
     return std::fwrite(data.data(), sizeof(fr_t), n, stdout) == n ? 0 : 3;
 }
 
+int h_passes() {
+    int32_t threads = 0;
+    uint32_t log_n = 0, count = 0, first_io = 0, last_io = 0;
+    if (!read(&threads) || !read(&log_n) || !read(&count)) return 2;
+    if (log_n < 1 || log_n > 20 || count > 32 || threads < 1 || threads > (int32_t)PASS_MAX_THREADS) return 4;
+    std::vector<uint32_t> ks(count);
+    if (!read(ks.data(), count) || !read(&first_io) || !read(&last_io)) return 2;
+    const size_t n = size_t(1) << log_n, tw_n = n / 2, hi_n = std::max<size_t>(1, n >> COSET_LO_BITS);
+    std::vector<fr_t> data(n), tw(tw_n), mul(n), sub(n), lo(size_t(1) << COSET_LO_BITS), hi(hi_n);
+    if (!read(data.data(), n) || !read(tw.data(), tw_n) || !read(mul.data(), n) || !read(sub.data(), n) ||
+        !read(lo.data(), lo.size()) || !read(hi.data(), hi_n))
+        return 2;
+    const PassIo io{mul.data(), sub.data(), lo.data(), hi.data()};
+    uint32_t done = 0;
+    for (uint32_t p = 0; p < count; p++) {
+        const uint32_t k = ks[p];
+        if (k < 1 || k > MAX_LOG_BLOCK || done + k > log_n) return 4;
+        const PassPlan plan = plan_pass(false, log_n, k, done, (uint32_t)threads);
+        const uint32_t steps = (p == 0 ? first_io : 0) | (p + 1 == count ? last_io : 0);
+        switch (steps) {
+            case PASS_IO_NONE: run_h_pass<PASS_IO_NONE>(plan, data.data(), log_n, tw.data(), io); break;
+            case PASS_IO_MUL: run_h_pass<PASS_IO_MUL>(plan, data.data(), log_n, tw.data(), io); break;
+            case PASS_IO_SCALE: run_h_pass<PASS_IO_SCALE>(plan, data.data(), log_n, tw.data(), io); break;
+            case PASS_IO_SCALE | PASS_IO_SUB:
+                run_h_pass<PASS_IO_SCALE | PASS_IO_SUB>(plan, data.data(), log_n, tw.data(), io);
+                break;
+            case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB:
+                run_h_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB>(plan, data.data(), log_n, tw.data(), io);
+                break;
+            default: return 4;
+        }
+        done += k;
+    }
+    if (done != log_n) return 4;
+    return std::fwrite(data.data(), sizeof(fr_t), n, stdout) == n ? 0 : 3;
+}
+
 int main() {
     int32_t kind = -1;
     if (!read(&kind)) return 2;
-    const int rc = kind == 0 ? field() : kind == 1 ? passes() : 4;
+    const int rc = kind == 0 ? field() : kind == 1 ? passes() : kind == 2 ? h_passes() : 4;
     if (rc == 2) std::fprintf(stderr, "host_emu: the request on stdin is short\n");
     if (rc == 4) std::fprintf(stderr, "host_emu: the request is out of range (kind, form, sizes or stage counts)\n");
     return rc;

@@ -3,7 +3,7 @@
 //! device: so CI, which has no GPU, still checks every product form's arithmetic on every change. It cannot check
 //! the device compiler; `gpu.rs` does that on a GPU machine.
 //! The NTT's pass kernel runs there too (host_emu.h's threads, barriers and shared memory), every pass shape and
-//! product form against the CPU transform.
+//! product form against the CPU transform, and H's passes with their pointwise steps (`PassIo`).
 //! Skipped with a printed reason where no C++ compiler is found; failing instead when `CUZK_REQUIRE_HOST_CXX=1`.
 
 use std::path::{Path, PathBuf};
@@ -270,5 +270,89 @@ fn ntt_passes_match_cpu_on_the_host() {
                 check_passes(&exe, passes, log_n, &mut rng);
             }
         }
+    }
+}
+
+/// `ntt_pass.cuh`'s `PassIo` steps, by their numbers there.
+const IO_MUL: u32 = 1;
+const IO_SCALE: u32 = 2;
+const IO_SUB: u32 = 4;
+/// Its coset tables' split: lo holds 2^COSET_LO_BITS entries.
+const COSET_LO_BITS: u32 = 12;
+
+/// H's DIF passes (f64, swizzled) with the steps `first_io` on the first pass's loads and `last_io` on the last
+/// pass's stores, as `cuzk_h_poly` runs them, against the CPU: the product with `mul` before the transform, the
+/// scaling by lo[i & mask] hi[i >> COSET_LO_BITS] (i the bit reversal of the output index) and the subtraction of
+/// sub times hi[0] after it. The tables are random, so every entry read is checked, not only a coset's powers.
+fn check_h_passes(exe: &Path, split: &[u32], first_io: u32, last_io: u32, rng: &mut impl Rng) {
+    let log_n: u32 = split.iter().sum();
+    let n = 1usize << log_n;
+    let random = |rng: &mut _, len| -> Vec<Scalar> {
+        (0..len).map(|_| edge_or_random_scalar(rng)).collect()
+    };
+    let data = random(rng, n);
+    let mul = random(rng, n);
+    let sub = random(rng, n);
+    let lo = random(rng, 1 << COSET_LO_BITS);
+    let hi = random(rng, (n >> COSET_LO_BITS).max(1));
+    let omega = root_of_unity(log_n).unwrap().invert().unwrap();
+
+    let mut expect = data.clone();
+    if first_io & IO_MUL != 0 {
+        expect.iter_mut().zip(&mul).for_each(|(x, m)| *x *= m);
+    }
+    let cpu = Domain::new(log_n).unwrap();
+    cpu.ifft(&mut expect).unwrap();
+    let n_scalar = Scalar::from(n as u64);
+    expect.iter_mut().for_each(|x| *x *= n_scalar);
+    bit_reverse(&mut expect);
+    if last_io & IO_SCALE != 0 {
+        let mask = (1usize << COSET_LO_BITS) - 1;
+        for (j, x) in expect.iter_mut().enumerate() {
+            let i = j.reverse_bits() >> (usize::BITS - log_n);
+            *x *= lo[i & mask] * hi[i >> COSET_LO_BITS];
+            if last_io & IO_SUB != 0 {
+                *x -= sub[j] * hi[0];
+            }
+        }
+    }
+
+    let mut input = Vec::new();
+    input.extend_from_slice(&2i32.to_le_bytes()); // an H passes request
+    input.extend_from_slice(&4i32.to_le_bytes()); // threads a block
+    for v in [log_n, split.len() as u32]
+        .into_iter()
+        .chain(split.iter().copied())
+        .chain([first_io, last_io])
+    {
+        input.extend_from_slice(&v.to_le_bytes());
+    }
+    data.iter().for_each(|x| put_raw(&mut input, x));
+    let mut w = Scalar::ONE;
+    for _ in 0..n / 2 {
+        put_raw(&mut input, &w);
+        w *= omega;
+    }
+    for v in [&mul, &sub, &lo, &hi] {
+        v.iter().for_each(|x| put_raw(&mut input, x));
+    }
+    let what = format!("split {split:?}, steps {first_io}/{last_io}");
+    let output = host_emu::run(exe, &input);
+    assert_eq!(output.len(), 32 * n, "{what}: output length");
+    assert_eq!(from_raw(&output, &what), expect, "{what}");
+}
+
+#[test]
+fn h_passes_match_cpu_on_the_host() {
+    let Some(exe) = default_build() else {
+        return;
+    };
+    let mut rng = fresh_rng("h_passes_match_cpu_on_the_host");
+    // a's and b's inverse transforms end scaled; the product's starts with a b and ends scaled, minus C. One pass
+    // (both steps in it) at 2^1..2^10, two and three passes above, hi's index past 0 from 2^13.
+    let splits: [&[u32]; 6] = [&[1], &[5], &[10], &[7, 6], &[1, 3, 10], &[10, 4]];
+    for split in splits {
+        check_h_passes(&exe, split, 0, IO_SCALE, &mut rng);
+        check_h_passes(&exe, split, IO_MUL, IO_SCALE | IO_SUB, &mut rng);
     }
 }
