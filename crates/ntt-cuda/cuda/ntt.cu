@@ -220,7 +220,8 @@ std::vector<uint32_t> pass_split(uint32_t log_n) {
 }
 
 // Whether H's pointwise steps run inside its passes (PassIo): with the default form and layout (f64, swizzled),
-// unless CUZK_H_FUSED=0 asks for the separate kernels (an A/B switch).
+// unless CUZK_H_FUSED=0 asks for the separate kernels (an A/B switch). H 2^27 279.1 against 284.6 ms, 2^24 31.58 against
+// 32.13 ms (H100, 2026-12-06, one round).
 bool fused_h() {
     static const bool fused = env_word("CUZK_H_FUSED", {"0", "1"}) != 0 && mul_form(false) == MulForm::Float64 &&
                               smem_swizzled();
