@@ -122,12 +122,13 @@ bool smem_swizzled() {
     return swz;
 }
 
-// Raises a pass kernel's dynamic shared-memory limit to PASS_MAX_SMEM, once per device (the default is 48 KiB).
-template <bool DIT, MulForm F, bool SWZ>
+// Raises a pass kernel's dynamic shared-memory limit to PASS_MAX_SMEM, once per device and kernel (the default is
+// 48 KiB).
+template <bool DIT, MulForm F, bool SWZ, uint32_t IO = PASS_IO_NONE>
 cudaError_t raise_pass_smem() {
     static std::atomic<uint64_t> raised{0};
     return once_per_device(raised, [] {
-        return cudaFuncSetAttribute(ntt_pass<DIT, F, SWZ>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        return cudaFuncSetAttribute(ntt_pass<DIT, F, SWZ, IO>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     (int)PASS_MAX_SMEM);
     });
 }
@@ -148,11 +149,7 @@ cudaError_t launch_pass_as(bool dit, dim3 grid, uint32_t threads, size_t shmem, 
 template <uint32_t IO>
 cudaError_t launch_h_pass(dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data, uint32_t log_n,
                           const PassShape& ps, const fr_t* tw, const PassIo& io) {
-    static std::atomic<uint64_t> raised{0};
-    cudaError_t err = once_per_device(raised, [] {
-        return cudaFuncSetAttribute(ntt_pass<false, MulForm::Float64, true, IO>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)PASS_MAX_SMEM);
-    });
+    const cudaError_t err = raise_pass_smem<false, MulForm::Float64, true, IO>();
     if (err != cudaSuccess) return err;
     ntt_pass<false, MulForm::Float64, true, IO><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw, io);
     return cudaSuccess;
@@ -861,7 +858,6 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
     cudaStream_t s0 = (cudaStream_t)streams[0];
     CUZK_TRY(cudaStreamWaitEvent(s0, done[1], 0));
     CUZK_TRY(cudaEventDestroy(done[1]));
-    uint64_t n = 1ull << log_n;
     // Evaluations on g<w> of a b -> n * its coefficients on the coset (bit-reversed) -> times n^-1 Z^-1 g^-i, minus
     // n C times n^-1 Z^-1, in one pass -> h, natural order.
     if (fused) {
@@ -873,6 +869,7 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
         CUZK_CHECK(run_passes(false, bufs[0], log_n, 1, d->tw_inv, s0, &io, PASS_IO_MUL, PASS_IO_SCALE | PASS_IO_SUB));
         return bit_reverse(bufs[0], log_n, 1, s0);
     }
+    const uint64_t n = 1ull << log_n;
     ab_kernel<<<(uint32_t)((n + 255) / 256), 256, 0, s0>>>(bufs[0], bufs[1], n);
     CUZK_TRY_LAUNCH("ab_kernel");
     CUZK_CHECK(run_passes(false, bufs[0], log_n, 1, d->tw_inv, s0));
