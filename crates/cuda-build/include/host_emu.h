@@ -154,6 +154,7 @@ inline uint32_t subc_cc(uint32_t a, uint32_t b) {
     return (uint32_t)d;
 }
 inline uint32_t subc(uint32_t a, uint32_t b) { return a - b - host_emu::carry; }
+inline uint32_t opaque(uint32_t x) { return x; }
 }  // namespace cuzk
 
 inline void __syncthreads() { cuzk::host_emu::block_barrier->wait(); }

@@ -44,10 +44,24 @@ CUZK_CARRY_OP(sub_cc, "sub.cc.u32")    // a - b, borrow out
 CUZK_CARRY_OP(subc_cc, "subc.cc.u32")  // a - b - borrow, borrow out
 CUZK_CARRY_OP(subc, "subc.u32")        // a - b - borrow
 #undef CUZK_CARRY_OP
+// x, which LLVM may no longer relate to the values it came from (so that a product by a 0/1 word stays a multiply).
+__device__ __forceinline__ uint32_t opaque(uint32_t x) {
+    uint32_t r;
+    asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"(x));
+    return r;
+}
 #endif
 
-// t - p if t >= p, else t (for t < 2p). `hi` is a word above t (0 when t fits N words).
-template <class M>
+// FMA: the conditional steps of mont_reduce_once, mont_add and mont_sub (a select or a mask per word) as 32-bit
+// multiply-adds by a 0/1 word, which run on the FMA pipe where the selects and masks take the ALU pipe. Same results;
+// for kernels bound by the ALU pipe with the FMA pipe idle (the NTT's lazy passes, ntt_pass.cuh), not for those whose
+// products keep the FMA pipe busy (the MSM's). In the lazy DIT pass's round (SASS, sm_90) the ALU instructions fall
+// from 1,033 to 969 for 43 more in all; the 2^27 forward NTT 44.93 -> 44.46 ms, H 2^27 279.1 -> 275.6 ms (H100,
+// 2026-12-06, two rounds alternating; BENCHMARKS).
+
+// t - p if t >= p, else t (for t < 2p). `hi` is a word above t (0 when t fits N words). With FMA each word is
+// keep t_i + take s_i (two multiply-adds) in place of a select.
+template <class M, bool FMA = false>
 __device__ __forceinline__ typename M::T mont_reduce_once(const typename M::T& t, uint32_t hi = 0) {
     constexpr int N = M::N;
     typename M::T s;
@@ -56,12 +70,18 @@ __device__ __forceinline__ typename M::T mont_reduce_once(const typename M::T& t
     for (int i = 1; i < N; i++) s.l[i] = subc_cc(t.l[i], M::p(i));
     const uint32_t borrow = subc(hi, 0);  // all ones when t < p
     typename M::T r;
+    if (FMA) {
+        const uint32_t keep = opaque(0u - borrow), take = opaque(borrow + 1u);
 #pragma unroll
-    for (int i = 0; i < N; i++) r.l[i] = borrow ? t.l[i] : s.l[i];
+        for (int i = 0; i < N; i++) r.l[i] = keep * t.l[i] + take * s.l[i];
+    } else {
+#pragma unroll
+        for (int i = 0; i < N; i++) r.l[i] = borrow ? t.l[i] : s.l[i];
+    }
     return r;
 }
 
-template <class M>
+template <class M, bool FMA = false>
 __device__ __forceinline__ typename M::T mont_add(const typename M::T& a, const typename M::T& b) {
     constexpr int N = M::N;
     typename M::T t;
@@ -69,10 +89,11 @@ __device__ __forceinline__ typename M::T mont_add(const typename M::T& a, const 
 #pragma unroll
     for (int i = 1; i < N; i++) t.l[i] = addc_cc(a.l[i], b.l[i]);
     const uint32_t hi = addc(0, 0);  // 0 for the fields, whose moduli leave a spare top bit; 2p (fr.cuh) may carry
-    return mont_reduce_once<M>(t, hi);
+    return mont_reduce_once<M, FMA>(t, hi);
 }
 
-template <class M>
+// With FMA, p's words are added back as back * p_i (back 0 or 1) in place of p_i & mask.
+template <class M, bool FMA = false>
 __device__ __forceinline__ typename M::T mont_sub(const typename M::T& a, const typename M::T& b) {
     constexpr int N = M::N;
     typename M::T t;
@@ -80,9 +101,11 @@ __device__ __forceinline__ typename M::T mont_sub(const typename M::T& a, const 
 #pragma unroll
     for (int i = 1; i < N; i++) t.l[i] = subc_cc(a.l[i], b.l[i]);
     const uint32_t mask = subc(0, 0);  // all ones when a < b: add p back
-    t.l[0] = add_cc(t.l[0], M::p(0) & mask);
+    const uint32_t back = FMA ? opaque(0u - mask) : 0;
+    auto word = [&](int i) { return FMA ? back * M::p(i) : M::p(i) & mask; };
+    t.l[0] = add_cc(t.l[0], word(0));
 #pragma unroll
-    for (int i = 1; i < N; i++) t.l[i] = addc_cc(t.l[i], M::p(i) & mask);
+    for (int i = 1; i < N; i++) t.l[i] = addc_cc(t.l[i], word(i));
     return t;
 }
 
@@ -338,16 +361,33 @@ __device__ __forceinline__ double f64_from52(uint32_t lo, uint32_t hi20) {
     return __dsub_rn(__hiloint2double((int)(0x43300000u | hi20), (int)lo), 0x1p52);
 }
 
+// The same for an integer below 2^(32+B) (B <= 20) whose bits above 32 are the top B bits of `top` (top's other bits
+// are ignored): the exponent's word is one funnel shift of top and the exponent, where masking the bits and setting
+// the exponent take two logic operations on the ALU pipe. Splitting both operands this way (f64_split) and the sparse
+// digit's m: the 2^27 forward NTT 44.43 -> 43.95 ms, H 2^27 275.5 -> 273.8 ms (H100, 2026-12-06, three rounds
+// alternating), though the product's own rate falls 0.3 %. (Tried with it and not kept: the columns' arithmetic shifts
+// as two high-half multiplies of the high word, __mulhi by 2^(64-K) and by 2, on the FMA pipe. The ALU count fell
+// further, but the product's rate fell 3 % and the 2^27 NTT took 45.0 ms: the multiplies' latency on the rows' chain.)
+__device__ __forceinline__ double f64_from52_top(uint32_t lo, uint32_t top, int b = 20) {
+    return __dsub_rn(__hiloint2double((int)__funnelshift_r(top, 0x43300000u >> b, 32 - b), (int)lo), 0x1p52);
+}
+
+// 32 bits of w from bit position `bit` up (0 past w's N words).
+template <class M>
+__device__ __forceinline__ uint32_t f64_window(const typename M::T& w, int bit) {
+    constexpr int N = M::N;
+    const int wi = bit / 32, s = bit % 32;
+    const uint32_t w0 = wi < N ? w.l[wi] : 0, w1 = wi + 1 < N ? w.l[wi + 1] : 0;
+    return s == 0 ? w0 : __funnelshift_r(w0, w1, s);
+}
+
 template <class M>
 __device__ __forceinline__ void f64_split(const typename M::T& w, double (&x)[M::F64_L]) {
-    constexpr int N = M::N, L = M::F64_L;
+    constexpr int L = M::F64_L;
 #pragma unroll
     for (int k = 0; k < L; k++) {
-        const int bit = 52 * k, wi = bit / 32, s = bit % 32;
-        const uint32_t w0 = w.l[wi], w1 = wi + 1 < N ? w.l[wi + 1] : 0, w2 = wi + 2 < N ? w.l[wi + 2] : 0;
-        const uint32_t lo = s == 0 ? w0 : __funnelshift_r(w0, w1, s);
-        const uint32_t hi = (s == 0 ? w1 : __funnelshift_r(w1, w2, s)) & 0xfffffu;
-        x[k] = f64_from52(lo, hi);
+        const int bit = 52 * k;
+        x[k] = f64_from52_top(f64_window<M>(w, bit), f64_window<M>(w, bit + 20));
     }
 }
 
@@ -435,7 +475,7 @@ __device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, c
         if (SPARSE) {
             // m' = c (1 + 2^32) mod 2^w, from t_0's two words (only its low w bits matter).
             const uint32_t t0_lo = (uint32_t)t[0], t0_hi = (uint32_t)((unsigned long long)t[0] >> 32);
-            m = f64_from52(t0_lo, (t0_hi + t0_lo) & ((1u << (w - 32)) - 1));
+            m = f64_from52_top(t0_lo, (t0_hi + t0_lo) << (64 - w), w - 32);
         } else {
             const unsigned long long t0 = (unsigned long long)t[0] & ((1ull << w) - 1);
             const double c = f64_from52((uint32_t)t0, (uint32_t)(t0 >> 32));

@@ -24,8 +24,8 @@ __device__ __forceinline__ fr_t fr_test_op(int op, const fr_t& a, const fr_t& b,
     const fr_t la = (i & 1) ? mont_lift<FrModulus>(a) : a, lb = (i & 2) ? mont_lift<FrModulus>(b) : b;
     switch (op) {
         case 11: return settle_2p(mont_mul_f64<FrModulus, false>(la, b));
-        case 12: return settle_2p(mont_add<Fr2pModulus>(la, lb));
-        case 13: return settle_2p(mont_sub<Fr2pModulus>(la, lb));
+        case 12: return settle_2p(mont_add<Fr2pModulus, true>(la, lb));  // the passes' forms (ntt_pass.cuh, pass_add)
+        case 13: return settle_2p(mont_sub<Fr2pModulus, true>(la, lb));
         case 0: return fr_add(a, b);
         case 1: return fr_sub(a, b);
         case 2: return fr_mul(a, b);
