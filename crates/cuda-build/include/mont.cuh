@@ -356,16 +356,11 @@ __host__ __device__ constexpr double f64_pow2(int e) {
     return r;
 }
 
-// An integer below 2^52 (low word, high 20 bits) as a double, exactly: 2^52 + v from the bits, minus 2^52.
-__device__ __forceinline__ double f64_from52(uint32_t lo, uint32_t hi20) {
-    return __dsub_rn(__hiloint2double((int)(0x43300000u | hi20), (int)lo), 0x1p52);
-}
-
-// The same for an integer below 2^(32+B) (B <= 20) whose bits above 32 are the top B bits of `top` (top's other bits
-// are ignored): the exponent's word is one funnel shift of top and the exponent, where masking the bits and setting
-// the exponent take two logic operations on the ALU pipe. Splitting both operands this way (f64_split) and the sparse
-// digit's m: the 2^27 forward NTT 44.43 -> 43.95 ms, H 2^27 275.5 -> 273.8 ms (H100, 2026-12-06, three rounds
-// alternating), though the product's own rate falls 0.3 %. (Tried with it and not kept: the columns' arithmetic shifts
+// An integer below 2^(32+B) (B <= 20) as a double, exactly: 2^52 + v from the bits, minus 2^52. `lo` is its low word;
+// its bits above 32 are the top B bits of `top` (top's other bits are ignored), so the exponent's word is one funnel
+// shift of top and the exponent, where masking the bits and setting the exponent take two logic operations on the ALU
+// pipe. Splitting both operands this way (f64_split) and the sparse digit's m: the 2^27 forward NTT 44.43 -> 43.95 ms,
+// H 2^27 275.5 -> 273.8 ms (H100, 2026-12-06, three rounds alternating), though the product's own rate falls 0.3 %. (Tried with it and not kept: the columns' arithmetic shifts
 // as two high-half multiplies of the high word, __mulhi by 2^(64-K) and by 2, on the FMA pipe. The ALU count fell
 // further, but the product's rate fell 3 % and the 2^27 NTT took 45.0 ms: the multiplies' latency on the rows' chain.)
 __device__ __forceinline__ double f64_from52_top(uint32_t lo, uint32_t top, int b = 20) {
@@ -478,7 +473,7 @@ __device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, c
             m = f64_from52_top(t0_lo, (t0_hi + t0_lo) << (64 - w), w - 32);
         } else {
             const unsigned long long t0 = (unsigned long long)t[0] & ((1ull << w) - 1);
-            const double c = f64_from52((uint32_t)t0, (uint32_t)(t0 >> 32));
+            const double c = f64_from52_top((uint32_t)t0, (uint32_t)(t0 >> 32) << 12);
             const double inv = (double)(i < L - 1 ? M::F64_INV : M::F64_INV_LAST);
             const double cw = i < L - 1 ? CW : CW_LAST;
             const double h = __fma_rd(c, inv, cw);
