@@ -225,25 +225,43 @@ bool fused_h() {
     return fused;
 }
 
+// Whether H's twisted pair runs (PASS_IO_TWIST: a's and b's inverse transforms end in their forward coset
+// transforms' first passes, twisted), with fused_h, unless CUZK_H_TWIST=0 asks for the scaling pass (an A/B switch).
+bool twisted_h() {
+    static const bool twist = env_word("CUZK_H_TWIST", {"0", "1"}) != 0 && fused_h();
+    return twist;
+}
+
 // All DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) stages, in passes. With io (DIF, fused_h), the
-// first pass's loads take first_io's steps and the last pass's stores last_io's.
+// first pass's loads take first_io's steps and the last pass's stores last_io's. after_twist (DIT): the stages after
+// a PASS_IO_TWIST pass, which ran the first k of them, k the DIF split's last pass; the rest take that split's other
+// passes in reverse order.
 cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, const fr_t* tw, cudaStream_t stream,
-                       const PassIo* io = nullptr, uint32_t first_io = PASS_IO_NONE, uint32_t last_io = PASS_IO_NONE) {
+                       const PassIo* io = nullptr, uint32_t first_io = PASS_IO_NONE, uint32_t last_io = PASS_IO_NONE,
+                       bool after_twist = false) {
     if (log_n == 0) return status_ok();
-    const std::vector<uint32_t> ks = pass_split(log_n);
-    const uint32_t passes = (uint32_t)ks.size();
+    std::vector<uint32_t> ks = pass_split(log_n);
     uint32_t done = 0;
+    if (after_twist) {
+        if (!dit) return status_msg(1, "run_passes: the stages after a twisted pass are DIT");
+        done = ks.back();
+        ks.pop_back();
+        std::reverse(ks.begin(), ks.end());
+    }
+    const uint32_t passes = (uint32_t)ks.size();
     for (uint32_t p = 0; p < passes; p++) {
         const PassPlan plan = plan_pass(dit, log_n, ks[p], done, pass_threads());
         const PassShape& ps = plan.ps;
         const uint32_t threads = plan.threads;
-        const size_t shmem = plan.shmem;
+        size_t shmem = plan.shmem;
         const dim3 grid(1u << (log_n - plan.log_e), batch);
         const uint32_t io_steps = io ? (p == 0 ? first_io : 0) | (p + 1 == passes ? last_io : 0) : 0;
         cudaError_t err;
         if (io_steps) {
             if (dit || !fused_h()) return status_msg(1, "run_passes: pointwise steps in a pass need fused_h and DIF");
+            if (io_steps & PASS_IO_TWIST) shmem += twist_smem(ps.log_ghigh);
             switch (io_steps) {
+                case PASS_IO_TWIST: err = launch_h_pass<PASS_IO_TWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 case PASS_IO_MUL: err = launch_h_pass<PASS_IO_MUL>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 case PASS_IO_SCALE: err = launch_h_pass<PASS_IO_SCALE>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 case PASS_IO_SCALE | PASS_IO_SUB: err = launch_h_pass<PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
@@ -356,6 +374,7 @@ __global__ void scale_kernel(fr_t* data, uint32_t log_n, fr_t c, const fr_t* lo,
 struct CosetTables {
     fr_t* lo = nullptr;
     fr_t* hi = nullptr;
+    fr_t* twist = nullptr;  // twist_table_kernel's, when asked for
     cudaStream_t stream = nullptr;
     ~CosetTables() {
         if (lo) cudaFreeAsync(lo, stream);
@@ -366,13 +385,16 @@ struct CosetTables {
 __global__ void mul_one(fr_t* dst, const fr_t* a, const fr_t* b) { *dst = fr_mul(*a, *b); }
 
 // lo[i] = g^i (i < 2^COSET_LO_BITS), hi[i] = c * g^(i * 2^COSET_LO_BITS) (i < max(1, n / 2^COSET_LO_BITS)); g inverted
-// first if asked; c times c2 when c2 is given.
+// first if asked; c times c2 when c2 is given. With twist_k (1 .. log_n), also the twisted twiddles of a forward DIT
+// pass of twist_k stages on this coset (twist_table_kernel), from the domain's forward table tw_fwd.
 cuzk_status coset_tables(CosetTables& t, uint32_t log_n, const fr_t& g_host, bool invert, const fr_t& c_host,
-                         cudaStream_t stream, const fr_t* c2_host = nullptr) {
+                         cudaStream_t stream, const fr_t* c2_host = nullptr, uint32_t twist_k = 0,
+                         const fr_t* tw_fwd = nullptr) {
     uint64_t lo_n = 1ull << COSET_LO_BITS;
     uint64_t hi_n = std::max<uint64_t>(1, (1ull << log_n) >> COSET_LO_BITS);
+    const uint64_t twist_n = twist_k ? (1ull << twist_k) - 1 : 0;
     t.stream = stream;
-    CUZK_TRY(pool_malloc_async((void**)&t.lo, (lo_n + hi_n + 5) * sizeof(fr_t), stream));
+    CUZK_TRY(pool_malloc_async((void**)&t.lo, (lo_n + hi_n + 5 + twist_n) * sizeof(fr_t), stream));
     t.hi = t.lo + lo_n;
     fr_t* g_raw = t.hi + hi_n;
     fr_t* g = g_raw + 1;
@@ -393,6 +415,13 @@ cuzk_status coset_tables(CosetTables& t, uint32_t log_n, const fr_t& g_host, boo
     CUZK_TRY_LAUNCH("pow_one");
     cuzk_status s = fill_powers(t.lo, lo_n, g, stream);
     if (s.code) return s;
+    if (twist_n) {
+        t.twist = g_raw + 5;
+        const uint32_t threads = 256;
+        twist_table_kernel<<<(uint32_t)((twist_n + threads - 1) / threads), threads, 0, stream>>>(t.twist, twist_k,
+                                                                                                   log_n, tw_fwd, g);
+        CUZK_TRY_LAUNCH("twist_table_kernel");
+    }
     return fill_powers(t.hi, hi_n, g_step, stream, c);
 }
 
@@ -826,15 +855,25 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
     const fr_t g = *(const fr_t*)coset;
     fr_t* bufs[3] = {(fr_t*)a, (fr_t*)b, (fr_t*)c};
     // Fused (fused_h): the pointwise steps run in the passes next to them (PassIo), each sparing a read and a write
-    // of the vector: the coset scaling in the last pass of a's and b's inverse transforms, a b in the first pass of
-    // the product's, the last scaling and C's subtraction in its last pass. A transform of 2^0 has no pass.
+    // of the vector: the coset scaling in the last pass of a's and b's inverse transforms (twisted_h: folded into
+    // their forward transforms' first pass, which that pass runs too), a b in the first pass of the product's, the
+    // last scaling and C's subtraction in its last pass. A transform of 2^0 has no pass.
     const bool fused = log_n > 0 && fused_h();
     cudaEvent_t done[3] = {nullptr, nullptr, nullptr};
     for (int i = 0; i < 3; i++) {
         cudaStream_t st = (cudaStream_t)streams[i];
         // Evaluations on <w> (natural) -> n * coefficients (bit-reversed); c stops there (its n^-1 is applied with
         // the product's, in the last pass).
-        if (i < 2) {
+        if (i < 2 && fused && twisted_h()) {
+            // -> times n^-1 g^i and the forward coset transform's first pass, twisted (PASS_IO_TWIST), in the
+            // inverse transform's last pass -> the forward transform's other passes -> evaluations on g<w>
+            // (natural).
+            CosetTables t;
+            CUZK_CHECK(coset_tables(t, log_n, g, false, d->n_inv, st, nullptr, pass_split(log_n).back(), d->tw_fwd));
+            const PassIo io{nullptr, nullptr, t.lo, t.hi, t.twist};
+            CUZK_CHECK(run_passes(false, bufs[i], log_n, 1, d->tw_inv, st, &io, PASS_IO_NONE, PASS_IO_TWIST));
+            CUZK_CHECK(run_passes(true, bufs[i], log_n, 1, d->tw_fwd, st, nullptr, PASS_IO_NONE, PASS_IO_NONE, true));
+        } else if (i < 2) {
             // -> times n^-1 g^i in one pass (the inverse transform's scaling and the coset shift together) ->
             // evaluations on g<w> (natural).
             CosetTables t;

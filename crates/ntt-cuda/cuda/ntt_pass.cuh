@@ -183,58 +183,73 @@ constexpr uint32_t COSET_LO_BITS = 12;
 // its inverse transform). PASS_IO_SCALE: each scalar stored at index j is multiplied by c g^i, i = bitrev(j) (the
 // last pass of a DIF transform, whose output is bit-reversed), from the tables lo and hi; PASS_IO_SUB with it also
 // subtracts sub[j] times hi[0] (= c). The products take mont_mul_f64, reduced, whatever the butterflies' form.
-enum : uint32_t { PASS_IO_NONE = 0, PASS_IO_MUL = 1, PASS_IO_SCALE = 2, PASS_IO_SUB = 4 };
+// PASS_IO_TWIST (the last pass of a DIF transform, in place of PASS_IO_SCALE): the pass goes on to the first pass of
+// the forward coset transform, DIT, of the same groups (see twist_table_kernel), so that the scaling by c g^i and one
+// sweep of the vector drop out. (The DIF transform's last pass and the DIT transform's first, of k stages each, both
+// take groups of 2^k adjacent scalars.)
+enum : uint32_t { PASS_IO_NONE = 0, PASS_IO_MUL = 1, PASS_IO_SCALE = 2, PASS_IO_SUB = 4, PASS_IO_TWIST = 8 };
 struct PassIo {
     const fr_t* mul;
     const fr_t* sub;
     const fr_t* lo;
     const fr_t* hi;
+    const fr_t* twist;  // twist_table's 2^k - 1 twiddles (PASS_IO_TWIST)
 };
-// Resident pass blocks per SM the kernel is built for (at most 85 registers a thread): a block of 1024 scalars and
-// its twiddles takes 64 KiB of shared memory, so no more than 3 fit an SM. Built for 4 (at most 64 registers) the
-// passes spill (DIF 156 bytes, DIT 16). Before the twiddles moved to shared memory DIT at 4 was faster (H 2^27 412.6
-// against 425.4 ms); after it, no better (320.6 against 320.2 ms; H200, 2026-12-03), so the 4-block builds went.
-// Built for 2 (-DCUZK_NTT_PASS_BLOCKS=2, at most 128 registers) no form of the product gained (see mul_form).
-#ifndef CUZK_NTT_PASS_BLOCKS
-#define CUZK_NTT_PASS_BLOCKS 3
-#endif
-constexpr int PASS_MIN_BLOCKS = CUZK_NTT_PASS_BLOCKS;
 
-template <bool DIT, MulForm FORM, bool SWZ, uint32_t IO = PASS_IO_NONE>
-__global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
-    ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw, PassIo io) {
-    static_assert(!(IO & PASS_IO_SUB) || (IO & PASS_IO_SCALE), "PASS_IO_SUB comes with PASS_IO_SCALE");
-    extern __shared__ uint4 smem_raw[];
+// The coset transform folded into a DIT transform's twiddles. Evaluating on the coset g<w> is transforming x_i g^i,
+// and a DIT whose stage s multiplies its twiddles by g^(2^(log_n - 1 - s)) does that with no scaling at all (the
+// butterflies of stage s combine sub-transforms over i = r + 2^(log_n - 1 - s) k, whose coset factor is that power
+// of g, and the r part rides on the later stages' twiddles). In H only the first DIT pass is twisted (its twiddles
+// do not depend on the block, so one small table serves every block); a scalar at bit-reversed position j, i =
+// bitrev(j) = u 2^L + r (L = log_n - the pass's stages; r is the same for a whole group), then still needs t g^r (t
+// the coset tables' constant, n^-1 in H), one factor per group of the pass, which its first round applies. Against
+// the scaling pass (PASS_IO_SCALE, two products a scalar: the factor from lo and hi, then the scalar) that is one
+// product a scalar, and no pass of its own: H 2^27 274.5 -> 269.1 ms, 2^24 30.72 -> 30.03 ms (H100, 2026-12-06, two
+// rounds; BENCHMARKS).
+// twist_table: entry (2^st - 1) + mb = g^(2^(log_n - 1 - st)) w^(mb << (log_n - 1 - st)), mb < 2^st, for the local
+// stages st < k of a DIT pass with no low bits, laid out as the pass's twiddles in shared memory (tw_off) and read in
+// place of them; tw is the domain's forward table (w^e, e < n/2).
+__global__ void twist_table_kernel(fr_t* out, uint32_t k, uint32_t log_n, const fr_t* __restrict__ tw,
+                                   const fr_t* __restrict__ g) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i + 1 >= (1u << k)) return;
+    uint32_t st = 0;
+    while ((2u << st) <= i + 1) st++;
+    const uint32_t mb = i + 1 - (1u << st), shift = log_n - 1 - st;
+    fr_t c = *g;
+    for (uint32_t r = 0; r < shift; r++) c = fr_mul(c, c);
+    out[i] = fr_mul(c, load(&tw[(uint64_t)mb << shift]));
+}
+
+// Local stage st's twiddles in shared memory: stage st pairs bit b of m (DIF b = k - 1 - st, DIT b = st) and takes one
+// twiddle for each value of m's b bits below and of the 2^log_glow low group bits, from tw_off(st) on.
+template <bool DIT>
+__device__ __forceinline__ uint32_t stage_tw_bits(const PassShape& ps, uint32_t st) {
+    return DIT ? st : ps.k - 1 - st;
+}
+template <bool DIT>
+__device__ __forceinline__ uint32_t stage_tw_off(const PassShape& ps, uint32_t st) {
+    return (DIT ? (1u << st) - 1 : (1u << ps.k) - (1u << (ps.k - st))) << ps.log_glow;
+}
+
+// A pass's rounds over the block's scalars in shared memory (loaded, the barrier passed), its twiddles in tws; ends
+// with a barrier. SCALE: the first round first multiplies each scalar by its group's factor, scale.get(group index in
+// the block) (PASS_IO_TWIST's t g^r, see twist_table_kernel). (Tried: applying it within the first stage, as f u +
+// (f w) v and f u - (f w) v, a product for u where scaling both takes two, f w a second factor per group. Half the
+// products, but H 2^27 took 270.1 against 269.1 ms; H100, 2026-12-06, two rounds.)
+template <bool DIT, MulForm FORM, bool SWZ, bool SCALE = false>
+__device__ __forceinline__ void pass_rounds(const PassSmem<SWZ>& smem, const TwiddleSmem& tws, const PassShape& ps,
+                                            uint32_t log_n, const TwiddleSmem& scale) {
     constexpr bool LAZY = lazy_form<FORM>();
-    const uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
-    const uint32_t e = 1u << log_e;
-    const PassSmem<SWZ> smem{smem_raw, e};
-    data += (uint64_t)blockIdx.y << log_n;
-    if (IO & PASS_IO_MUL) io.mul += (uint64_t)blockIdx.y << log_n;
-    if (IO & PASS_IO_SUB) io.sub += (uint64_t)blockIdx.y << log_n;
-    const uint32_t lo_blocks = 1u << (ps.low_bits - ps.log_glow);
-    const uint64_t lo_base = (uint64_t)(blockIdx.x & (lo_blocks - 1)) << ps.log_glow;
-    const uint64_t hi_base = (uint64_t)(blockIdx.x >> (ps.low_bits - ps.log_glow)) << ps.log_ghigh;
-    auto global_index = [&](uint32_t l) -> uint64_t {
-        uint64_t lo = lo_base + (l & ((1u << ps.log_glow) - 1));
-        uint64_t m = (l >> ps.log_glow) & ((1u << ps.k) - 1);
-        uint64_t hi = hi_base + (l >> (ps.log_glow + ps.k));
-        return (hi << (ps.low_bits + ps.k)) | (m << ps.low_bits) | lo;
-    };
-    // The pass's twiddles, loaded into shared memory with the scalars before the first round (see pass_twiddles):
-    // local stage st's twiddles lie at tw_off(st), one for each value of the bits of l below its pairing bit.
+    const uint32_t e = smem.e;
     const uint32_t gmask = (1u << ps.log_glow) - 1;
-    const uint32_t tw_count = pass_twiddles(ps.k, ps.log_glow);
-    const TwiddleSmem tws{smem_raw + 2 * e, tw_count};
-    auto tw_bits = [&](uint32_t st) { return DIT ? st : ps.k - 1 - st; };  // bits of m below the pairing bit
-    auto tw_off = [&](uint32_t st) {
-        return (DIT ? (1u << st) - 1 : (1u << ps.k) - (1u << (ps.k - st))) << ps.log_glow;
-    };
     // The twiddle of the butterfly whose lower scalar is l, at local stage st.
     auto twiddle = [&](uint32_t l, uint32_t st) -> fr_t {
-        const uint32_t mb = (l >> ps.log_glow) & ((1u << tw_bits(st)) - 1);
-        return tws.get(tw_off(st) + ((mb << ps.log_glow) | (l & gmask)));
+        const uint32_t mb = (l >> ps.log_glow) & ((1u << stage_tw_bits<DIT>(ps, st)) - 1);
+        return tws.get(stage_tw_off<DIT>(ps, st) + ((mb << ps.log_glow) | (l & gmask)));
     };
+    // The group factor's product (SCALE): x below 2p (lazy) or p, the factor below p.
+    auto scaled = [&](const fr_t& x, const fr_t& f) { return mont_mul_f64<FrModulus, !LAZY>(x, f); };
     // A radix-4 round (local stages st and st + 1) pairs the bits q and q + 1 of l: DIF from the top of m down, DIT
     // from the bottom up. Quad qd's four scalars are l0 + {0, 1, 2, 3} << q.
     auto quad_bit = [&](uint32_t st) { return ps.log_glow + (DIT ? st : ps.k - 2 - st); };
@@ -282,29 +297,20 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
             butterfly<false, round_form<FORM, 3>(), LAZY>(x2, x3, w[2]);
         }
     };
-    // Stage s's twiddle for lower scalar l is w^(g << (DIT ? log_n - s - 1 : s)), g the bits of l's global index
-    // below the pairing bit: the low bits (the block's lo_base and l's low group bits) and m's bits below.
-    for (uint32_t st = 0; st < ps.k; st++) {
-        const uint32_t s = ps.s0 + st, shift = DIT ? log_n - s - 1 : s, off = tw_off(st);
-        for (uint32_t i = threadIdx.x; i < (1u << (tw_bits(st) + ps.log_glow)); i += blockDim.x) {
-            const uint64_t g = ((uint64_t)(i >> ps.log_glow) << ps.low_bits) | lo_base | (i & gmask);
-            tws.set(off + i, load(&tw[g << shift]));
-        }
-    }
-    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) {
-        const uint64_t g = global_index(l);
-        if (IO & PASS_IO_MUL)
-            smem.set(l, mont_mul_f64<FrModulus, !LAZY>(load(&data[g]), load(&io.mul[g])));
-        else
-            smem.set(l, load(&data[g]));
-    }
-    __syncthreads();
     auto radix4 = [&](uint32_t st) {
         const uint32_t q = quad_bit(st), s = ps.s0 + st;
         for (uint32_t qd = threadIdx.x; qd < e / 4; qd += blockDim.x) {
             const uint32_t l0 = quad_l0(qd, q);
             const uint32_t l1 = l0 | (1u << q), l2 = l0 | (2u << q), l3 = l0 | (3u << q);
             fr_t x0 = smem.get(l0), x1 = smem.get(l1), x2 = smem.get(l2), x3 = smem.get(l3);
+            if (SCALE && st == 0) {
+                // The quad's scalars differ in bits of m only: one group.
+                const fr_t f = scale.get(l0 >> (ps.log_glow + ps.k));
+                x0 = scaled(x0, f);
+                x1 = scaled(x1, f);
+                x2 = scaled(x2, f);
+                x3 = scaled(x3, f);
+            }
             fr_t w[3];
             round_twiddles(st, qd, w);
             quad(x0, x1, x2, x3, s, w);
@@ -323,6 +329,11 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
             const uint32_t l1 = ((bt >> q) << (q + 1)) | (bt & ((1u << q) - 1));
             const uint32_t l2 = l1 | (1u << q);
             fr_t u = smem.get(l1), v = smem.get(l2);
+            if (SCALE && st == 0) {
+                const fr_t f = scale.get(l1 >> (ps.log_glow + ps.k));
+                u = scaled(u, f);
+                v = scaled(v, f);
+            }
             if (!DIT && s + 1 == log_n) {
                 butterfly_unit<LAZY>(u, v);
             } else {
@@ -339,10 +350,89 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     if (!DIT && (ps.k & 1)) radix2(st++);
     for (; st + 2 <= ps.k; st += 2) radix4(st);
     if (st < ps.k) radix2(st);
+}
+
+// Resident pass blocks per SM the kernel is built for (at most 85 registers a thread): a block of 1024 scalars and
+// its twiddles takes 64 KiB of shared memory, so no more than 3 fit an SM. Built for 4 (at most 64 registers) the
+// passes spill (DIF 156 bytes, DIT 16). Before the twiddles moved to shared memory DIT at 4 was faster (H 2^27 412.6
+// against 425.4 ms); after it, no better (320.6 against 320.2 ms; H200, 2026-12-03), so the 4-block builds went.
+// Built for 2 (-DCUZK_NTT_PASS_BLOCKS=2, at most 128 registers) no form of the product gained (see mul_form).
+#ifndef CUZK_NTT_PASS_BLOCKS
+#define CUZK_NTT_PASS_BLOCKS 3
+#endif
+constexpr int PASS_MIN_BLOCKS = CUZK_NTT_PASS_BLOCKS;
+
+// Shared memory of a pass with PASS_IO_TWIST beyond plan_pass's: one factor for each group of the block.
+__host__ __device__ constexpr size_t twist_smem(uint32_t log_ghigh) { return sizeof(fr_t) << log_ghigh; }
+
+template <bool DIT, MulForm FORM, bool SWZ, uint32_t IO = PASS_IO_NONE>
+__global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
+    ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw, PassIo io) {
+    static_assert(!(IO & PASS_IO_SUB) || (IO & PASS_IO_SCALE), "PASS_IO_SUB comes with PASS_IO_SCALE");
+    static_assert(!(IO & PASS_IO_TWIST) || (!DIT && IO == PASS_IO_TWIST), "PASS_IO_TWIST is a DIF pass's only step");
+    extern __shared__ uint4 smem_raw[];
+    constexpr bool LAZY = lazy_form<FORM>();
+    const uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
+    const uint32_t e = 1u << log_e;
+    const PassSmem<SWZ> smem{smem_raw, e};
+    data += (uint64_t)blockIdx.y << log_n;
+    if (IO & PASS_IO_MUL) io.mul += (uint64_t)blockIdx.y << log_n;
+    if (IO & PASS_IO_SUB) io.sub += (uint64_t)blockIdx.y << log_n;
+    const uint32_t lo_blocks = 1u << (ps.low_bits - ps.log_glow);
+    const uint64_t lo_base = (uint64_t)(blockIdx.x & (lo_blocks - 1)) << ps.log_glow;
+    const uint64_t hi_base = (uint64_t)(blockIdx.x >> (ps.low_bits - ps.log_glow)) << ps.log_ghigh;
+    auto global_index = [&](uint32_t l) -> uint64_t {
+        uint64_t lo = lo_base + (l & ((1u << ps.log_glow) - 1));
+        uint64_t m = (l >> ps.log_glow) & ((1u << ps.k) - 1);
+        uint64_t hi = hi_base + (l >> (ps.log_glow + ps.k));
+        return (hi << (ps.low_bits + ps.k)) | (m << ps.low_bits) | lo;
+    };
+    // The pass's twiddles, loaded into shared memory with the scalars before the first round (see pass_twiddles):
+    // local stage st's twiddles lie at stage_tw_off(st), one for each value of the bits of l below its pairing bit.
+    // Stage s's twiddle for lower scalar l is w^(g << (DIT ? log_n - s - 1 : s)), g the bits of l's global index
+    // below the pairing bit: the low bits (the block's lo_base and l's low group bits) and m's bits below.
+    const uint32_t gmask = (1u << ps.log_glow) - 1;
+    const uint32_t tw_count = pass_twiddles(ps.k, ps.log_glow);
+    const TwiddleSmem tws{smem_raw + 2 * e, tw_count};
+    for (uint32_t st = 0; st < ps.k; st++) {
+        const uint32_t s = ps.s0 + st, shift = DIT ? log_n - s - 1 : s, off = stage_tw_off<DIT>(ps, st);
+        for (uint32_t i = threadIdx.x; i < (1u << (stage_tw_bits<DIT>(ps, st) + ps.log_glow)); i += blockDim.x) {
+            const uint64_t g = ((uint64_t)(i >> ps.log_glow) << ps.low_bits) | lo_base | (i & gmask);
+            tws.set(off + i, load(&tw[g << shift]));
+        }
+    }
+    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) {
+        const uint64_t g = global_index(l);
+        if (IO & PASS_IO_MUL)
+            smem.set(l, mont_mul_f64<FrModulus, !LAZY>(load(&data[g]), load(&io.mul[g])));
+        else
+            smem.set(l, load(&data[g]));
+    }
+    __syncthreads();
+    pass_rounds<DIT, FORM, SWZ>(smem, tws, ps, log_n, tws);
     // A lazy pass's scalars stay below 2p into the next pass of the transform, which takes them as its own (its
     // butterflies add and subtract modulo 2p, its products take a data operand below 2p); the last pass reduces, so
     // every buffer between transforms and kernels holds reduced scalars.
-    const bool reduce = LAZY && ps.last;
+    bool reduce = LAZY && ps.last;
+    if (IO & PASS_IO_TWIST) {
+        // The forward coset transform's first pass (DIT, stages 0 .. k - 1) on the same groups: no low bits, so the
+        // block's groups are 2^log_ghigh runs of 2^k scalars, group J = hi_base + index at positions J 2^k + m.
+        // Its twiddles replace the DIF stages' (all read before the barrier above); group J's factor is t g^r, r =
+        // bitrev(J) over the log_n - k high bits, from the coset tables (see twist_table_kernel).
+        PassShape pt = ps;
+        pt.s0 = 0;
+        pt.last = ps.k == log_n;
+        const TwiddleSmem scale{smem_raw + 2 * e + 2 * tw_count, 1u << ps.log_ghigh};
+        for (uint32_t i = threadIdx.x; i < tw_count; i += blockDim.x) tws.set(i, load(&io.twist[i]));
+        for (uint32_t gi = threadIdx.x; gi < (1u << ps.log_ghigh); gi += blockDim.x) {
+            const uint32_t r = bitrev((uint32_t)(hi_base + gi), log_n - ps.k);
+            scale.set(gi, mont_mul_f64<FrModulus>(load(&io.lo[r & ((1u << COSET_LO_BITS) - 1)]),
+                                                  load(&io.hi[r >> COSET_LO_BITS])));
+        }
+        __syncthreads();
+        pass_rounds<true, FORM, SWZ, true>(smem, tws, pt, log_n, scale);
+        reduce = LAZY && pt.last;
+    }
     for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) {
         const fr_t x = smem.get(l);
         const uint64_t g = global_index(l);
@@ -361,8 +451,9 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
 }
 
 
-// The most dynamic shared memory a pass takes: 2^MAX_LOG_BLOCK scalars and as many twiddles, less one.
-constexpr size_t PASS_MAX_SMEM = sizeof(fr_t) * ((2u << MAX_LOG_BLOCK) - 1);
+// The most dynamic shared memory a pass takes: 2^MAX_LOG_BLOCK scalars, as many twiddles less one, and with
+// PASS_IO_TWIST a factor for each group (2^(MAX_LOG_BLOCK - k) groups beside 2^k - 1 twiddles: one more at most).
+constexpr size_t PASS_MAX_SMEM = sizeof(fr_t) * (2u << MAX_LOG_BLOCK);
 
 // One pass's launch: its shape, 2^log_e scalars a block in 2^(log_n - log_e) blocks (times the batch), its threads and
 // its dynamic shared memory (the scalars and the pass's twiddles).

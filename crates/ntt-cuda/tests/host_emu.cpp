@@ -8,7 +8,10 @@
 //   2, H passes (DIF, f64, swizzled, with PassIo's steps as cuzk_h_poly runs them): threads a block (int32), log_n,
 //      P, the P stage counts, the first pass's load steps and the last pass's store steps (uint32 each), the 2^log_n
 //      scalars, the twiddles as above, mul and sub (2^log_n each), lo (2^COSET_LO_BITS) and hi (max(1, 2^log_n /
-//      2^COSET_LO_BITS)) -> the 2^log_n scalars.
+//      2^COSET_LO_BITS)); with PASS_IO_TWIST in the last pass's steps then also g, the forward twiddles w^i (i < n/2)
+//      and the forward DIT passes after the twisted one (their count R and R stage counts, uint32 each); the
+//      twisted table is built by twist_table_kernel, and those DIT passes run after the DIF passes -> the 2^log_n
+//      scalars.
 #define CUZK_HOST_EMU
 #include "host_emu.h"
 
@@ -108,7 +111,23 @@ int h_passes() {
     if (!read(data.data(), n) || !read(tw.data(), tw_n) || !read(mul.data(), n) || !read(sub.data(), n) ||
         !read(lo.data(), lo.size()) || !read(hi.data(), hi_n))
         return 2;
-    const PassIo io{mul.data(), sub.data(), lo.data(), hi.data()};
+    std::vector<fr_t> fwd, twist;
+    std::vector<uint32_t> rest;
+    if (last_io & PASS_IO_TWIST) {
+        fr_t g;
+        uint32_t rest_count = 0;
+        fwd.resize(tw_n);
+        if (!read(&g) || !read(fwd.data(), tw_n) || !read(&rest_count) || rest_count > 32) return 2;
+        rest.resize(rest_count);
+        if (!read(rest.data(), rest_count)) return 2;
+        const uint32_t k = count ? ks[count - 1] : 0;
+        if (k < 1 || k > MAX_LOG_BLOCK) return 4;
+        twist.resize((size_t(1) << k) - 1);
+        const uint32_t threads_tw = 64, blocks = (uint32_t)((twist.size() + threads_tw - 1) / threads_tw);
+        host_emu::launch(dim3(blocks), threads_tw,
+                         [&] { twist_table_kernel(twist.data(), k, log_n, fwd.data(), &g); });
+    }
+    const PassIo io{mul.data(), sub.data(), lo.data(), hi.data(), twist.data()};
     uint32_t done = 0;
     for (uint32_t p = 0; p < count; p++) {
         const uint32_t k = ks[p];
@@ -118,6 +137,7 @@ int h_passes() {
         switch (steps) {
             case PASS_IO_NONE: run_h_pass<PASS_IO_NONE>(plan, data.data(), log_n, tw.data(), io); break;
             case PASS_IO_MUL: run_h_pass<PASS_IO_MUL>(plan, data.data(), log_n, tw.data(), io); break;
+            case PASS_IO_TWIST: run_h_pass<PASS_IO_TWIST>(plan, data.data(), log_n, tw.data(), io); break;
             case PASS_IO_SCALE: run_h_pass<PASS_IO_SCALE>(plan, data.data(), log_n, tw.data(), io); break;
             case PASS_IO_SCALE | PASS_IO_SUB:
                 run_h_pass<PASS_IO_SCALE | PASS_IO_SUB>(plan, data.data(), log_n, tw.data(), io);
@@ -127,6 +147,15 @@ int h_passes() {
                 break;
             default: return 4;
         }
+        done += k;
+    }
+    if (done != log_n) return 4;
+    // The forward transform's passes after the twisted one, DIT from the stages it ran.
+    done = rest.empty() ? log_n : ks[count - 1];
+    for (uint32_t k : rest) {
+        if (k < 1 || k > MAX_LOG_BLOCK || done + k > log_n) return 4;
+        run_pass<true, MulForm::Float64, true>(plan_pass(true, log_n, k, done, (uint32_t)threads), data.data(), log_n,
+                                               fwd.data());
         done += k;
     }
     if (done != log_n) return 4;

@@ -3,7 +3,7 @@
 //! device: so CI, which has no GPU, still checks every product form's arithmetic on every change. It cannot check
 //! the device compiler; `gpu.rs` does that on a GPU machine.
 //! The NTT's pass kernel runs there too (host_emu.h's threads, barriers and shared memory), every pass shape and
-//! product form against the CPU transform, and H's passes with their pointwise steps (`PassIo`).
+//! product form against the CPU transform, and H's passes with their pointwise steps (`PassIo`), the twisted pair among them.
 //! Skipped with a printed reason where no C++ compiler is found; failing instead when `CUZK_REQUIRE_HOST_CXX=1`.
 
 use std::path::{Path, PathBuf};
@@ -277,6 +277,7 @@ fn ntt_passes_match_cpu_on_the_host() {
 const IO_MUL: u32 = 1;
 const IO_SCALE: u32 = 2;
 const IO_SUB: u32 = 4;
+const IO_TWIST: u32 = 8;
 /// Its coset tables' split: lo holds 2^COSET_LO_BITS entries.
 const COSET_LO_BITS: u32 = 12;
 
@@ -354,5 +355,95 @@ fn h_passes_match_cpu_on_the_host() {
     for split in splits {
         check_h_passes(&exe, split, 0, IO_SCALE, &mut rng);
         check_h_passes(&exe, split, IO_MUL, IO_SCALE | IO_SUB, &mut rng);
+    }
+}
+
+/// H's twisted pair (`PASS_IO_TWIST`) against the CPU: the inverse transform's DIF passes (`split`), whose last pass
+/// goes on to the forward coset transform's first DIT pass (as many stages, twiddles from `twist_table_kernel`), then
+/// the forward transform's other passes (the split's others, reversed). Expected: the CPU's inverse transform (times
+/// n), coefficient i = k 2^L + c (L = log_n - the last pass's stages) times lo[c & mask] hi[c >> COSET_LO_BITS]
+/// (random tables, as in `check_h_passes`) and (g^(2^L))^k (g random), then the CPU's forward transform.
+fn check_h_twist(exe: &Path, split: &[u32], rng: &mut impl Rng) {
+    let log_n: u32 = split.iter().sum();
+    let n = 1usize << log_n;
+    let random = |rng: &mut _, len| -> Vec<Scalar> {
+        (0..len).map(|_| edge_or_random_scalar(rng)).collect()
+    };
+    let data = random(rng, n);
+    let lo = random(rng, 1 << COSET_LO_BITS);
+    let hi = random(rng, (n >> COSET_LO_BITS).max(1));
+    let g = Scalar::random(&mut *rng);
+    let k_last = *split.last().unwrap();
+    let rest: Vec<u32> = split[..split.len() - 1].iter().rev().copied().collect();
+    let omega = root_of_unity(log_n).unwrap();
+
+    let cpu = Domain::new(log_n).unwrap();
+    let mut expect = data.clone();
+    cpu.ifft(&mut expect).unwrap();
+    let l_bits = log_n - k_last;
+    let g_step = (0..l_bits).fold(g, |x, _| x.square());
+    let mask = (1usize << COSET_LO_BITS) - 1;
+    let n_scalar = Scalar::from(n as u64);
+    let mut g_k = Scalar::ONE;
+    for (i, x) in expect.iter_mut().enumerate() {
+        let c = i & ((1 << l_bits) - 1);
+        if c == 0 && i > 0 {
+            g_k *= g_step;
+        }
+        *x *= n_scalar * lo[c & mask] * hi[c >> COSET_LO_BITS] * g_k;
+    }
+    cpu.fft(&mut expect).unwrap();
+
+    let mut input = Vec::new();
+    input.extend_from_slice(&2i32.to_le_bytes()); // an H passes request
+    input.extend_from_slice(&4i32.to_le_bytes()); // threads a block
+    for v in [log_n, split.len() as u32]
+        .into_iter()
+        .chain(split.iter().copied())
+        .chain([0, IO_TWIST])
+    {
+        input.extend_from_slice(&v.to_le_bytes());
+    }
+    data.iter().for_each(|x| put_raw(&mut input, x));
+    let powers =
+        |w: Scalar| (0..n / 2).scan(Scalar::ONE, move |p, _| Some(std::mem::replace(p, *p * w)));
+    powers(omega.invert().unwrap()).for_each(|x| put_raw(&mut input, &x));
+    // mul and sub (unread by this pass), lo, hi, g, the forward twiddles, the passes after the twisted one.
+    for v in [&data, &data, &lo, &hi] {
+        v.iter().for_each(|x| put_raw(&mut input, x));
+    }
+    put_raw(&mut input, &g);
+    powers(omega).for_each(|x| put_raw(&mut input, &x));
+    for v in [rest.len() as u32].into_iter().chain(rest.iter().copied()) {
+        input.extend_from_slice(&v.to_le_bytes());
+    }
+    let what = format!("twisted split {split:?}");
+    let output = host_emu::run(exe, &input);
+    assert_eq!(output.len(), 32 * n, "{what}: output length");
+    assert_eq!(from_raw(&output, &what), expect, "{what}");
+}
+
+#[test]
+fn h_twisted_pair_matches_cpu_on_the_host() {
+    let Some(exe) = default_build() else {
+        return;
+    };
+    let mut rng = fresh_rng("h_twisted_pair_matches_cpu_on_the_host");
+    // One pass (the whole inverse and forward transforms in it) at 2^1..2^10; a twisted pass of 1 (radix 2 only),
+    // 3 and 5 (a radix-2 round after radix 4), 4 and 10 stages after others; the groups' coset index past the lo
+    // table (hi's index past 0) with [10, 3, 1].
+    let splits: [&[u32]; 9] = [
+        &[1],
+        &[2],
+        &[5],
+        &[10],
+        &[7, 6],
+        &[1, 3, 10],
+        &[10, 4],
+        &[7, 4, 3],
+        &[10, 3, 1],
+    ];
+    for split in splits {
+        check_h_twist(&exe, split, &mut rng);
     }
 }
