@@ -718,14 +718,12 @@ pub(crate) struct StagedWitness {
     took: Duration,
 }
 
-/// H's and the MSMs' backends for `pa`, as the prover resolves them.
-fn backends(
-    params: &Parameters,
-    pa: &ProvingAssignment,
-    opts: &ProverOptions,
-) -> (Backend, Backend) {
+/// H's and the MSMs' backends for a proof against `params`, as the prover resolves them: both by the domain's size,
+/// as `ProverOptions::any_on_gpu` and `all_on_gpu` do. (H went by the constraint count until 2026-12-06, so a circuit
+/// of fewer than 2^18 constraints in a 2^18 domain took H to the CPU while `all_on_gpu` said the GPU.)
+fn backends(params: &Parameters, opts: &ProverOptions) -> (Backend, Backend) {
     (
-        opts.h_backend.resolve(pa.num_constraints(), GPU_H_MIN_LOG2),
+        opts.h_backend.resolve(params.domain_size(), GPU_H_MIN_LOG2),
         opts.msm_backend
             .resolve(params.domain_size(), GPU_MSM_MIN_LOG2),
     )
@@ -739,7 +737,7 @@ fn device_shape_for<'a>(
     opts: &ProverOptions,
     products: Option<&'a Products>,
 ) -> Option<&'a DeviceShape> {
-    let (h, msm) = backends(params, pa, opts);
+    let (h, msm) = backends(params, opts);
     match products?.device.as_ref() {
         Some(d) if pa.products_deferred() && h == Backend::Gpu && msm == Backend::Gpu => Some(d),
         _ => None,
@@ -1111,7 +1109,7 @@ pub(crate) fn prove_checked(
     staged: Option<StagedWitness>,
 ) -> Result<(Proof, ProofTimings, ProvingAssignment)> {
     let mut t = ProofTimings::default();
-    let (h_backend, msm) = backends(params, &pa, opts);
+    let (h_backend, msm) = backends(params, opts);
     // a, b and c left to the prover: on the device from the witness when H and the MSMs both run there and the
     // matrices are uploaded, else on the host now.
     let device_products = match (pa.products_deferred(), products) {
