@@ -318,28 +318,58 @@ fn check_h_passes(exe: &Path, split: &[u32], first_io: u32, last_io: u32, rng: &
         }
     }
 
+    let input = h_request(
+        split,
+        [first_io, last_io],
+        &data,
+        omega,
+        [&mul, &sub, &lo, &hi],
+    );
+    check_h_output(
+        exe,
+        &input,
+        &expect,
+        &format!("split {split:?}, steps {first_io}/{last_io}"),
+    );
+}
+
+/// w^0 .. w^(count - 1).
+fn powers(w: Scalar, count: usize) -> impl Iterator<Item = Scalar> {
+    (0..count).scan(Scalar::ONE, move |p, _| Some(std::mem::replace(p, *p * w)))
+}
+
+/// An H passes request to `tests/host_emu.cpp` (4 threads a block): the split, the first pass's load steps and the
+/// last pass's store steps (`io`), the scalars, the twiddles of `omega` (n/2), then mul, sub, lo and hi (`tables`).
+fn h_request(
+    split: &[u32],
+    io: [u32; 2],
+    data: &[Scalar],
+    omega: Scalar,
+    tables: [&[Scalar]; 4],
+) -> Vec<u8> {
+    let log_n: u32 = split.iter().sum();
     let mut input = Vec::new();
     input.extend_from_slice(&2i32.to_le_bytes()); // an H passes request
     input.extend_from_slice(&4i32.to_le_bytes()); // threads a block
     for v in [log_n, split.len() as u32]
         .into_iter()
         .chain(split.iter().copied())
-        .chain([first_io, last_io])
+        .chain(io)
     {
         input.extend_from_slice(&v.to_le_bytes());
     }
     data.iter().for_each(|x| put_raw(&mut input, x));
-    let mut w = Scalar::ONE;
-    for _ in 0..n / 2 {
-        put_raw(&mut input, &w);
-        w *= omega;
-    }
-    for v in [&mul, &sub, &lo, &hi] {
+    powers(omega, data.len() / 2).for_each(|x| put_raw(&mut input, &x));
+    for v in tables {
         v.iter().for_each(|x| put_raw(&mut input, x));
     }
-    let what = format!("split {split:?}, steps {first_io}/{last_io}");
-    let output = host_emu::run(exe, &input);
-    assert_eq!(output.len(), 32 * n, "{what}: output length");
+    input
+}
+
+/// Runs an H passes request and checks its scalars against `expect`.
+fn check_h_output(exe: &Path, input: &[u8], expect: &[Scalar], what: &str) {
+    let output = host_emu::run(exe, input);
+    assert_eq!(output.len(), 32 * expect.len(), "{what}: output length");
     assert_eq!(from_raw(&output, &what), expect, "{what}");
 }
 
@@ -394,33 +424,20 @@ fn check_h_twist(exe: &Path, split: &[u32], rng: &mut impl Rng) {
     }
     cpu.fft(&mut expect).unwrap();
 
-    let mut input = Vec::new();
-    input.extend_from_slice(&2i32.to_le_bytes()); // an H passes request
-    input.extend_from_slice(&4i32.to_le_bytes()); // threads a block
-    for v in [log_n, split.len() as u32]
-        .into_iter()
-        .chain(split.iter().copied())
-        .chain([0, IO_TWIST])
-    {
-        input.extend_from_slice(&v.to_le_bytes());
-    }
-    data.iter().for_each(|x| put_raw(&mut input, x));
-    let powers =
-        |w: Scalar| (0..n / 2).scan(Scalar::ONE, move |p, _| Some(std::mem::replace(p, *p * w)));
-    powers(omega.invert().unwrap()).for_each(|x| put_raw(&mut input, &x));
-    // mul and sub (unread by this pass), lo, hi, g, the forward twiddles, the passes after the twisted one.
-    for v in [&data, &data, &lo, &hi] {
-        v.iter().for_each(|x| put_raw(&mut input, x));
-    }
+    // mul and sub are unread by this pass; then g, the forward twiddles, the passes after the twisted one.
+    let mut input = h_request(
+        split,
+        [0, IO_TWIST],
+        &data,
+        omega.invert().unwrap(),
+        [&data, &data, &lo, &hi],
+    );
     put_raw(&mut input, &g);
-    powers(omega).for_each(|x| put_raw(&mut input, &x));
+    powers(omega, n / 2).for_each(|x| put_raw(&mut input, &x));
     for v in [rest.len() as u32].into_iter().chain(rest.iter().copied()) {
         input.extend_from_slice(&v.to_le_bytes());
     }
-    let what = format!("twisted split {split:?}");
-    let output = host_emu::run(exe, &input);
-    assert_eq!(output.len(), 32 * n, "{what}: output length");
-    assert_eq!(from_raw(&output, &what), expect, "{what}");
+    check_h_output(exe, &input, &expect, &format!("twisted split {split:?}"));
 }
 
 #[test]
