@@ -360,9 +360,10 @@ __host__ __device__ constexpr double f64_pow2(int e) {
 // its bits above 32 are the top B bits of `top` (top's other bits are ignored), so the exponent's word is one funnel
 // shift of top and the exponent, where masking the bits and setting the exponent take two logic operations on the ALU
 // pipe. Splitting both operands this way (f64_split) and the sparse digit's m: the 2^27 forward NTT 44.43 -> 43.95 ms,
-// H 2^27 275.5 -> 273.8 ms (H100, 2026-12-06, three rounds alternating), though the product's own rate falls 0.3 %. (Tried with it and not kept: the columns' arithmetic shifts
-// as two high-half multiplies of the high word, __mulhi by 2^(64-K) and by 2, on the FMA pipe. The ALU count fell
-// further, but the product's rate fell 3 % and the 2^27 NTT took 45.0 ms: the multiplies' latency on the rows' chain.)
+// H 2^27 275.5 -> 273.8 ms (H100, 2026-12-06, three rounds alternating), though the product's own rate falls 0.3 %.
+// (Tried with it and not kept: the columns' arithmetic shifts as two high-half multiplies of the high word, __mulhi
+// by 2^(64-K) and by 2, on the FMA pipe. The ALU count fell further, but the product's rate fell 3 % and the 2^27 NTT
+// took 45.0 ms: the multiplies' latency on the rows' chain.)
 __device__ __forceinline__ double f64_from52_top(uint32_t lo, uint32_t top, int b = 20) {
     return __dsub_rn(__hiloint2double((int)__funnelshift_r(top, 0x43300000u >> b, 32 - b), (int)lo), 0x1p52);
 }

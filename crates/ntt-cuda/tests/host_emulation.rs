@@ -3,7 +3,8 @@
 //! device: so CI, which has no GPU, still checks every product form's arithmetic on every change. It cannot check
 //! the device compiler; `gpu.rs` does that on a GPU machine.
 //! The NTT's pass kernel runs there too (host_emu.h's threads, barriers and shared memory), every pass shape and
-//! product form against the CPU transform, and H's passes with their pointwise steps (`PassIo`), the twisted pair among them.
+//! product form against the CPU transform, and H's passes with their pointwise steps (`PassIo`), the twisted pair
+//! among them.
 //! Skipped with a printed reason where no C++ compiler is found; failing instead when `CUZK_REQUIRE_HOST_CXX=1`.
 
 use std::path::{Path, PathBuf};
