@@ -232,6 +232,14 @@ bool twisted_h() {
     return twist;
 }
 
+// Whether H's last pass stores h in natural order (PASS_IO_BITREV, into a's buffer, the product's transform running in
+// b's), with fused_h, unless CUZK_H_BITREV=0 asks for the transform in a's buffer and a bit reversal after it (an A/B
+// switch).
+bool bitrev_h() {
+    static const bool on = env_word("CUZK_H_BITREV", {"0", "1"}) != 0 && fused_h();
+    return on;
+}
+
 // All DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) stages, in passes. With io (DIF, fused_h), the
 // first pass's loads take first_io's steps and the last pass's stores last_io's. after_twist (DIT): the stages after
 // a PASS_IO_TWIST pass, which ran the first k of them, k the DIF split's last pass; the rest take that split's other
@@ -266,6 +274,8 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
                 case PASS_IO_SCALE: err = launch_h_pass<PASS_IO_SCALE>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 case PASS_IO_SCALE | PASS_IO_SUB: err = launch_h_pass<PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB: err = launch_h_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_h_pass<PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_h_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 default: return status_msg(1, "run_passes: no pass is built for these pointwise steps");
             }
             CUZK_TRY(err);
@@ -904,6 +914,14 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
         CUZK_TRY(cudaEventDestroy(done[2]));
         CosetTables t;
         CUZK_CHECK(coset_tables(t, log_n, g, true, d->n_inv, s0, (const fr_t*)z_inv));
+        if (bitrev_h()) {
+            // The transform runs in b's buffer (its first pass reads a as the factor); a is free after that pass,
+            // and the last one stores h into it in natural order (PASS_IO_BITREV). With a single pass the block holds
+            // the whole transform and reads a before it stores.
+            const PassIo io{bufs[0], bufs[2], t.lo, t.hi, nullptr, bufs[0]};
+            return run_passes(false, bufs[1], log_n, 1, d->tw_inv, s0, &io, PASS_IO_MUL,
+                              PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV);
+        }
         const PassIo io{bufs[1], bufs[2], t.lo, t.hi};
         CUZK_CHECK(run_passes(false, bufs[0], log_n, 1, d->tw_inv, s0, &io, PASS_IO_MUL, PASS_IO_SCALE | PASS_IO_SUB));
         return bit_reverse(bufs[0], log_n, 1, s0);

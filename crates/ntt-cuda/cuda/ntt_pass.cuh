@@ -187,13 +187,27 @@ constexpr uint32_t COSET_LO_BITS = 12;
 // the forward coset transform, DIT, of the same groups (see twist_table_kernel), so that the scaling by c g^i and one
 // sweep of the vector drop out. (The DIF transform's last pass and the DIT transform's first, of k stages each, both
 // take groups of 2^k adjacent scalars.)
-enum : uint32_t { PASS_IO_NONE = 0, PASS_IO_MUL = 1, PASS_IO_SCALE = 2, PASS_IO_SUB = 4, PASS_IO_TWIST = 8 };
+// PASS_IO_BITREV (with PASS_IO_SCALE, in a transform's last DIF pass): the pass stores the scalar of index j at
+// bitrev(j) of `out`, another buffer, so that the output is in natural order with no bit reversal of its own (H's
+// last pass, ntt.cu's cuzk_h_poly). The block takes the groups J whose bit reversals are adjacent, J = bitrev(b G +
+// t) over the log_n - k group bits (G = 2^log_ghigh groups a block, t < G), and its stores go group first: for a
+// fixed m the G groups' scalars land at adjacent indices bitrev(m) 2^(log_n - k) + b G + t, G 32-byte scalars in a
+// run. The loads stay runs of 2^k scalars. In place it would race: a block's stores land in other blocks' groups.
+enum : uint32_t {
+    PASS_IO_NONE = 0,
+    PASS_IO_MUL = 1,
+    PASS_IO_SCALE = 2,
+    PASS_IO_SUB = 4,
+    PASS_IO_TWIST = 8,
+    PASS_IO_BITREV = 16
+};
 struct PassIo {
     const fr_t* mul;
     const fr_t* sub;
     const fr_t* lo;
     const fr_t* hi;
     const fr_t* twist;  // twist_table's 2^k - 1 twiddles (PASS_IO_TWIST)
+    fr_t* out;          // the bit-reversed stores' buffer (PASS_IO_BITREV)
 };
 
 // The coset transform folded into a DIT transform's twiddles. Evaluating on the coset g<w> is transforming x_i g^i,
@@ -370,6 +384,7 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw, PassIo io) {
     static_assert(!(IO & PASS_IO_SUB) || (IO & PASS_IO_SCALE), "PASS_IO_SUB comes with PASS_IO_SCALE");
     static_assert(!(IO & PASS_IO_TWIST) || (!DIT && IO == PASS_IO_TWIST), "PASS_IO_TWIST is a DIF pass's only step");
+    static_assert(!(IO & PASS_IO_BITREV) || (!DIT && (IO & PASS_IO_SCALE)), "PASS_IO_BITREV comes with PASS_IO_SCALE");
     extern __shared__ uint4 smem_raw[];
     constexpr bool LAZY = lazy_form<FORM>();
     const uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
@@ -378,6 +393,7 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     data += (uint64_t)blockIdx.y << log_n;
     if (IO & PASS_IO_MUL) io.mul += (uint64_t)blockIdx.y << log_n;
     if (IO & PASS_IO_SUB) io.sub += (uint64_t)blockIdx.y << log_n;
+    if (IO & PASS_IO_BITREV) io.out += (uint64_t)blockIdx.y << log_n;
     const uint32_t lo_blocks = 1u << (ps.low_bits - ps.log_glow);
     const uint64_t lo_base = (uint64_t)(blockIdx.x & (lo_blocks - 1)) << ps.log_glow;
     const uint64_t hi_base = (uint64_t)(blockIdx.x >> (ps.low_bits - ps.log_glow)) << ps.log_ghigh;
@@ -385,6 +401,8 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
         uint64_t lo = lo_base + (l & ((1u << ps.log_glow) - 1));
         uint64_t m = (l >> ps.log_glow) & ((1u << ps.k) - 1);
         uint64_t hi = hi_base + (l >> (ps.log_glow + ps.k));
+        // PASS_IO_BITREV: the last pass has no low bits; group bits log_n - k.
+        if (IO & PASS_IO_BITREV) hi = bitrev((uint32_t)hi, log_n - ps.k);
         return (hi << (ps.low_bits + ps.k)) | (m << ps.low_bits) | lo;
     };
     // The pass's twiddles, loaded into shared memory with the scalars before the first round (see pass_twiddles):
@@ -433,7 +451,11 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
         pass_rounds<true, FORM, SWZ, true>(smem, tws, pt, log_n, scale);
         reduce = LAZY && pt.last;
     }
-    for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) {
+    for (uint32_t idx = threadIdx.x; idx < e; idx += blockDim.x) {
+        // PASS_IO_BITREV stores group first (see PassIo): idx's low log_ghigh bits pick the group.
+        const uint32_t l = (IO & PASS_IO_BITREV)
+                               ? ((idx & ((1u << ps.log_ghigh) - 1)) << (ps.log_glow + ps.k)) | (idx >> ps.log_ghigh)
+                               : idx;
         const fr_t x = smem.get(l);
         const uint64_t g = global_index(l);
         if (IO & PASS_IO_SCALE) {
@@ -443,7 +465,10 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
                                                    load(&io.hi[i >> COSET_LO_BITS]));
             fr_t y = mont_mul_f64<FrModulus>(x, f);
             if (IO & PASS_IO_SUB) y = fr_sub(y, mont_mul_f64<FrModulus>(load(&io.sub[g]), load(&io.hi[0])));
-            store(&data[g], y);
+            if (IO & PASS_IO_BITREV)
+                store(&io.out[i], y);
+            else
+                store(&data[g], y);
         } else {
             store(&data[g], reduce ? mont_reduce_once<FrModulus>(x) : x);
         }

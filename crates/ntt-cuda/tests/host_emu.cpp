@@ -11,7 +11,8 @@
 //      2^COSET_LO_BITS)); with PASS_IO_TWIST in the last pass's steps then also g, the forward twiddles w^i (i < n/2)
 //      and the forward DIT passes after the twisted one (their count R and R stage counts, uint32 each); the
 //      twisted table is built by twist_table_kernel, and those DIT passes run after the DIF passes -> the 2^log_n
-//      scalars.
+//      scalars. With PASS_IO_BITREV in the last pass's steps it stores into mul's buffer (as cuzk_h_poly stores h
+//      into a's, the product's factor), and the result is that buffer.
 #define CUZK_HOST_EMU
 #include "host_emu.h"
 
@@ -127,7 +128,7 @@ int h_passes() {
         host_emu::launch(dim3(blocks), threads_tw,
                          [&] { twist_table_kernel(twist.data(), k, log_n, fwd.data(), &g); });
     }
-    const PassIo io{mul.data(), sub.data(), lo.data(), hi.data(), twist.data()};
+    const PassIo io{mul.data(), sub.data(), lo.data(), hi.data(), twist.data(), mul.data()};
     uint32_t done = 0;
     for (uint32_t p = 0; p < count; p++) {
         const uint32_t k = ks[p];
@@ -145,6 +146,13 @@ int h_passes() {
             case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB:
                 run_h_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB>(plan, data.data(), log_n, tw.data(), io);
                 break;
+            case PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV:
+                run_h_pass<PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(plan, data.data(), log_n, tw.data(), io);
+                break;
+            case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV:
+                run_h_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(plan, data.data(), log_n,
+                                                                                        tw.data(), io);
+                break;
             default: return 4;
         }
         done += k;
@@ -159,7 +167,8 @@ int h_passes() {
         done += k;
     }
     if (done != log_n) return 4;
-    return std::fwrite(data.data(), sizeof(fr_t), n, stdout) == n ? 0 : 3;
+    const std::vector<fr_t>& result = (last_io & PASS_IO_BITREV) ? mul : data;
+    return std::fwrite(result.data(), sizeof(fr_t), n, stdout) == n ? 0 : 3;
 }
 
 int main() {

@@ -279,13 +279,15 @@ const IO_MUL: u32 = 1;
 const IO_SCALE: u32 = 2;
 const IO_SUB: u32 = 4;
 const IO_TWIST: u32 = 8;
+const IO_BITREV: u32 = 16;
 /// Its coset tables' split: lo holds 2^COSET_LO_BITS entries.
 const COSET_LO_BITS: u32 = 12;
 
 /// H's DIF passes (f64, swizzled) with the steps `first_io` on the first pass's loads and `last_io` on the last
 /// pass's stores, as `cuzk_h_poly` runs them, against the CPU: the product with `mul` before the transform, the
 /// scaling by lo[i & mask] hi[i >> COSET_LO_BITS] (i the bit reversal of the output index) and the subtraction of
-/// sub times hi[0] after it. The tables are random, so every entry read is checked, not only a coset's powers.
+/// sub times hi[0] after it; with `IO_BITREV` the result in natural order, in mul's buffer (as `cuzk_h_poly` leaves h
+/// in a's). The tables are random, so every entry read is checked, not only a coset's powers.
 fn check_h_passes(exe: &Path, split: &[u32], first_io: u32, last_io: u32, rng: &mut impl Rng) {
     let log_n: u32 = split.iter().sum();
     let n = 1usize << log_n;
@@ -317,6 +319,9 @@ fn check_h_passes(exe: &Path, split: &[u32], first_io: u32, last_io: u32, rng: &
                 *x -= sub[j] * hi[0];
             }
         }
+    }
+    if last_io & IO_BITREV != 0 {
+        bit_reverse(&mut expect);
     }
 
     let input = h_request(
@@ -380,12 +385,14 @@ fn h_passes_match_cpu_on_the_host() {
         return;
     };
     let mut rng = fresh_rng("h_passes_match_cpu_on_the_host");
-    // a's and b's inverse transforms end scaled; the product's starts with a b and ends scaled, minus C. One pass
-    // (both steps in it) at 2^1..2^10, two and three passes above, hi's index past 0 from 2^13.
+    // a's and b's inverse transforms end scaled; the product's starts with a b and ends scaled, minus C, in place
+    // or in natural order into a's buffer. One pass (both steps in it) at 2^1..2^10, two and three passes above, hi's
+    // index past 0 from 2^13; the last pass's block holds one group ([1, 3, 10]), 16 ([7, 6]) or 64 ([10, 4]).
     let splits: [&[u32]; 6] = [&[1], &[5], &[10], &[7, 6], &[1, 3, 10], &[10, 4]];
     for split in splits {
         check_h_passes(&exe, split, 0, IO_SCALE, &mut rng);
         check_h_passes(&exe, split, IO_MUL, IO_SCALE | IO_SUB, &mut rng);
+        check_h_passes(&exe, split, IO_MUL, IO_SCALE | IO_SUB | IO_BITREV, &mut rng);
     }
 }
 
