@@ -193,6 +193,8 @@ constexpr uint32_t COSET_LO_BITS = 12;
 // t) over the log_n - k group bits (G = 2^log_ghigh groups a block, t < G), and its stores go group first: for a
 // fixed m the G groups' scalars land at adjacent indices bitrev(m) 2^(log_n - k) + b G + t, G 32-byte scalars in a
 // run. The loads stay runs of 2^k scalars. In place it would race: a block's stores land in other blocks' groups.
+// Against the bit reversal after the pass (CUZK_H_BITREV=0): H 2^27 270.3 -> 267.9 ms, 2^24 29.87 -> 29.61 ms (H100,
+// 2026-12-06, two rounds; BENCHMARKS).
 enum : uint32_t {
     PASS_IO_NONE = 0,
     PASS_IO_MUL = 1,
