@@ -145,7 +145,8 @@ cudaError_t launch_pass_as(bool dit, dim3 grid, uint32_t threads, size_t shmem, 
     return cudaSuccess;
 }
 
-// A DIF pass of H with its pointwise steps (PassIo), in the default form and layout only (fused_h).
+// A DIF pass with pointwise steps (PassIo: H's, fused_h, and the natural-order NTT's stores, natural_ntt), in the
+// default form and layout only.
 template <uint32_t IO>
 cudaError_t launch_h_pass(dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data, uint32_t log_n,
                           const PassShape& ps, const fr_t* tw, const PassIo& io) {
@@ -240,14 +241,30 @@ bool bitrev_h() {
     return on;
 }
 
+// Whether the forward NTT from natural to natural order runs its passes out of place through a scratch vector from
+// the pool, the last one storing in natural order (run_passes' scratch), in the default form and layout, unless
+// CUZK_NTT_BITREV=0 asks for the passes in place and a bit reversal after them (an A/B switch).
+bool natural_ntt() {
+    static const bool on =
+        env_word("CUZK_NTT_BITREV", {"0", "1"}) != 0 && mul_form(false) == MulForm::Float64 && smem_swizzled();
+    return on;
+}
+
 // All DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) stages, in passes. With io (DIF, fused_h), the
 // first pass's loads take first_io's steps and the last pass's stores last_io's. after_twist (DIT): the stages after
 // a PASS_IO_TWIST pass, which ran the first k of them, k the DIF split's last pass; the rest take that split's other
-// passes in reverse order.
+// passes in reverse order. With scratch (DIF, no io, natural_ntt; batch x 2^log_n scalars, unused for one pass) the
+// transform ends in natural order in data: its first pass stores into scratch (PASS_IO_OUT), the middle ones run
+// there, and the last stores into data at the bit reversals (PASS_IO_BITREV; a lone pass does that in place, its
+// block holding the whole transform).
 cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, const fr_t* tw, cudaStream_t stream,
                        const PassIo* io = nullptr, uint32_t first_io = PASS_IO_NONE, uint32_t last_io = PASS_IO_NONE,
-                       bool after_twist = false) {
+                       bool after_twist = false, fr_t* scratch = nullptr) {
     if (log_n == 0) return status_ok();
+    if (scratch && (dit || io || after_twist)) return status_msg(1, "run_passes: a natural-order output is DIF alone");
+    if (scratch == data && pass_split(log_n).size() > 1)
+        return status_msg(1, "run_passes: a natural-order output in place needs a single pass");
+    fr_t* const in = data;
     std::vector<uint32_t> ks = pass_split(log_n);
     uint32_t done = 0;
     if (after_twist) {
@@ -263,10 +280,19 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
         const uint32_t threads = plan.threads;
         size_t shmem = plan.shmem;
         const dim3 grid(1u << (log_n - plan.log_e), batch);
-        const uint32_t io_steps = io ? (p == 0 ? first_io : 0) | (p + 1 == passes ? last_io : 0) : 0;
+        uint32_t io_steps = io ? (p == 0 ? first_io : 0) | (p + 1 == passes ? last_io : 0) : 0;
+        PassIo out_io{};
+        if (scratch) {
+            // The pass's source and where its stores go.
+            data = p == 0 ? in : scratch;
+            out_io.out = p + 1 == passes ? in : scratch;
+            io_steps = p + 1 == passes ? PASS_IO_BITREV : p == 0 ? PASS_IO_OUT : PASS_IO_NONE;
+            io = &out_io;
+        }
         cudaError_t err;
         if (io_steps) {
-            if (dit || !fused_h()) return status_msg(1, "run_passes: pointwise steps in a pass need fused_h and DIF");
+            if (dit || mul_form(false) != MulForm::Float64 || !smem_swizzled())
+                return status_msg(1, "run_passes: pointwise steps in a pass need DIF, the f64 form and the swizzled layout");
             if (io_steps & PASS_IO_TWIST) shmem += twist_smem(ps.log_ghigh);
             switch (io_steps) {
                 case PASS_IO_TWIST: err = launch_h_pass<PASS_IO_TWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
@@ -276,10 +302,12 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
                 case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB: err = launch_h_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 case PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_h_pass<PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_h_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_OUT: err = launch_h_pass<PASS_IO_OUT>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_BITREV: err = launch_h_pass<PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 default: return status_msg(1, "run_passes: no pass is built for these pointwise steps");
             }
             CUZK_TRY(err);
-            CUZK_TRY_LAUNCH("ntt_pass (H)");
+            CUZK_TRY_LAUNCH("ntt_pass (pointwise steps)");
             done += ps.k;
             continue;
         }
@@ -474,7 +502,23 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
             CUZK_CHECK(coset_tables(t, log_n, *coset, false, fr_one(), stream));
             CUZK_CHECK(scale(data, log_n, batch, fr_one(), &t, in_rev, stream));
         }
-        // DIF takes natural order to bit-reversed; DIT bit-reversed to natural.
+        // DIF takes natural order to bit-reversed; DIT bit-reversed to natural. Natural to natural: out of place
+        // through a scratch vector, in place of the bit reversal's read and write of the vector (natural_ntt); the
+        // scratch is stream-ordered from the pool, and a card that cannot hold it takes the bit reversal.
+        if (!in_rev && !out_rev && log_n > 0 && natural_ntt()) {
+            fr_t* scratch = nullptr;
+            if (pass_split(log_n).size() == 1)
+                return run_passes(false, data, log_n, batch, d->tw_fwd, stream, nullptr, 0, 0, false, data);
+            if (pool_malloc_async((void**)&scratch, sizeof(fr_t) * ((size_t)batch << log_n), stream) == cudaSuccess) {
+                const cuzk_status st =
+                    run_passes(false, data, log_n, batch, d->tw_fwd, stream, nullptr, 0, 0, false, scratch);
+                const cudaError_t freed = cudaFreeAsync(scratch, stream);
+                if (st.code != 0) return st;
+                CUZK_TRY(freed);
+                return status_ok();
+            }
+            cudaGetLastError();  // out of memory: the bit reversal below
+        }
         CUZK_CHECK(run_passes(in_rev, data, log_n, batch, d->tw_fwd, stream));
         bool now_rev = !in_rev;
         if (now_rev != out_rev) CUZK_CHECK(bit_reverse(data, log_n, batch, stream));

@@ -192,7 +192,10 @@ constexpr uint32_t COSET_LO_BITS = 12;
 // last pass, ntt.cu's cuzk_h_poly). The block takes the groups J whose bit reversals are adjacent, J = bitrev(b G +
 // t) over the log_n - k group bits (G = 2^log_ghigh groups a block, t < G), and its stores go group first: for a
 // fixed m the G groups' scalars land at adjacent indices bitrev(m) 2^(log_n - k) + b G + t, G 32-byte scalars in a
-// run. The loads stay runs of 2^k scalars. In place it would race: a block's stores land in other blocks' groups.
+// run. The loads stay runs of 2^k scalars. In place it would race: a block's stores land in other blocks' groups
+// (unless the pass is the whole transform, one block). Without PASS_IO_SCALE the scalars go as they are (the forward
+// NTT from natural to natural order, ntt.cu's natural_ntt). PASS_IO_OUT: the pass stores into `out` at the same
+// indices (the first pass of that NTT, out of place).
 // Against the bit reversal after the pass (CUZK_H_BITREV=0): H 2^27 270.3 -> 267.9 ms, 2^24 29.87 -> 29.61 ms (H100,
 // 2026-12-06, two rounds; BENCHMARKS).
 enum : uint32_t {
@@ -201,7 +204,8 @@ enum : uint32_t {
     PASS_IO_SCALE = 2,
     PASS_IO_SUB = 4,
     PASS_IO_TWIST = 8,
-    PASS_IO_BITREV = 16
+    PASS_IO_BITREV = 16,
+    PASS_IO_OUT = 32
 };
 struct PassIo {
     const fr_t* mul;
@@ -209,7 +213,7 @@ struct PassIo {
     const fr_t* lo;
     const fr_t* hi;
     const fr_t* twist;  // twist_table's 2^k - 1 twiddles (PASS_IO_TWIST)
-    fr_t* out;          // the bit-reversed stores' buffer (PASS_IO_BITREV)
+    fr_t* out;          // the stores' buffer (PASS_IO_BITREV, PASS_IO_OUT)
 };
 
 // The coset transform folded into a DIT transform's twiddles. Evaluating on the coset g<w> is transforming x_i g^i,
@@ -386,7 +390,8 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     ntt_pass(fr_t* data, uint32_t log_n, PassShape ps, const fr_t* __restrict__ tw, PassIo io) {
     static_assert(!(IO & PASS_IO_SUB) || (IO & PASS_IO_SCALE), "PASS_IO_SUB comes with PASS_IO_SCALE");
     static_assert(!(IO & PASS_IO_TWIST) || (!DIT && IO == PASS_IO_TWIST), "PASS_IO_TWIST is a DIF pass's only step");
-    static_assert(!(IO & PASS_IO_BITREV) || (!DIT && (IO & PASS_IO_SCALE)), "PASS_IO_BITREV comes with PASS_IO_SCALE");
+    static_assert(!(IO & (PASS_IO_BITREV | PASS_IO_OUT)) || !DIT, "stores elsewhere are a DIF pass's");
+    static_assert(!((IO & PASS_IO_BITREV) && (IO & PASS_IO_OUT)), "PASS_IO_BITREV or PASS_IO_OUT, not both");
     extern __shared__ uint4 smem_raw[];
     constexpr bool LAZY = lazy_form<FORM>();
     const uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
@@ -395,7 +400,7 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     data += (uint64_t)blockIdx.y << log_n;
     if (IO & PASS_IO_MUL) io.mul += (uint64_t)blockIdx.y << log_n;
     if (IO & PASS_IO_SUB) io.sub += (uint64_t)blockIdx.y << log_n;
-    if (IO & PASS_IO_BITREV) io.out += (uint64_t)blockIdx.y << log_n;
+    if (IO & (PASS_IO_BITREV | PASS_IO_OUT)) io.out += (uint64_t)blockIdx.y << log_n;
     const uint32_t lo_blocks = 1u << (ps.low_bits - ps.log_glow);
     const uint64_t lo_base = (uint64_t)(blockIdx.x & (lo_blocks - 1)) << ps.log_glow;
     const uint64_t hi_base = (uint64_t)(blockIdx.x >> (ps.low_bits - ps.log_glow)) << ps.log_ghigh;
@@ -467,12 +472,12 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
                                                    load(&io.hi[i >> COSET_LO_BITS]));
             fr_t y = mont_mul_f64<FrModulus>(x, f);
             if (IO & PASS_IO_SUB) y = fr_sub(y, mont_mul_f64<FrModulus>(load(&io.sub[g]), load(&io.hi[0])));
-            if (IO & PASS_IO_BITREV)
-                store(&io.out[i], y);
-            else
-                store(&data[g], y);
+            store((IO & PASS_IO_BITREV) ? &io.out[i] : (IO & PASS_IO_OUT) ? &io.out[g] : &data[g], y);
         } else {
-            store(&data[g], reduce ? mont_reduce_once<FrModulus>(x) : x);
+            fr_t* const to = (IO & PASS_IO_BITREV) ? &io.out[bitrev((uint32_t)g, log_n)]
+                             : (IO & PASS_IO_OUT)  ? &io.out[g]
+                                                   : &data[g];
+            store(to, reduce ? mont_reduce_once<FrModulus>(x) : x);
         }
     }
 }

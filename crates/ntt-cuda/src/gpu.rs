@@ -638,6 +638,11 @@ mod imp {
     }
 
     /// An NTT domain on the device: its twiddles stay resident until drop.
+    ///
+    /// A forward transform from natural to natural order runs out of place through a scratch vector of the same size
+    /// (the batch's), taken from the device's memory pool on the transform's stream and given back on it, in place of
+    /// a bit reversal's read and write of the data; where the card cannot hold it the transform runs in place and
+    /// bit-reverses (README: `CUZK_NTT_BITREV`).
     #[derive(Debug)]
     pub struct GpuDomain {
         raw: *mut ffi::cuzk_ntt_domain,

@@ -13,6 +13,11 @@
 //      twisted table is built by twist_table_kernel, and those DIT passes run after the DIF passes -> the 2^log_n
 //      scalars. With PASS_IO_BITREV in the last pass's steps it stores into mul's buffer (as cuzk_h_poly stores h
 //      into a's, the product's factor), and the result is that buffer.
+//   3, natural-order passes (DIF, f64, swizzled, as ntt.cu's run_passes runs them with a scratch vector): threads a
+//      block (int32), log_n, P, the P stage counts (uint32 each), the 2^log_n scalars, the max(1, 2^log_n / 2)
+//      twiddles -> the transform in natural order: the first pass stores into the scratch (PASS_IO_OUT), the middle
+//      ones run there, the last stores into the scalars' buffer at the bit reversals (PASS_IO_BITREV; a lone pass in
+//      place).
 #define CUZK_HOST_EMU
 #include "host_emu.h"
 
@@ -171,10 +176,42 @@ int h_passes() {
     return std::fwrite(result.data(), sizeof(fr_t), n, stdout) == n ? 0 : 3;
 }
 
+int natural_passes() {
+    int32_t threads = 0;
+    uint32_t log_n = 0, count = 0;
+    if (!read(&threads) || !read(&log_n) || !read(&count)) return 2;
+    if (log_n < 1 || log_n > 20 || count < 1 || count > 32 || threads < 1 || threads > (int32_t)PASS_MAX_THREADS)
+        return 4;
+    std::vector<uint32_t> ks(count);
+    if (!read(ks.data(), count)) return 2;
+    const size_t n = size_t(1) << log_n, tw_n = n / 2;
+    std::vector<fr_t> data(n), tw(tw_n), scratch(n);
+    if (!read(data.data(), n) || !read(tw.data(), tw_n)) return 2;
+    uint32_t done = 0;
+    for (uint32_t p = 0; p < count; p++) {
+        const uint32_t k = ks[p];
+        if (k < 1 || k > MAX_LOG_BLOCK || done + k > log_n) return 4;
+        const PassPlan plan = plan_pass(false, log_n, k, done, (uint32_t)threads);
+        const bool last = p + 1 == count;
+        fr_t* src = p == 0 ? data.data() : scratch.data();
+        PassIo io{};
+        io.out = last ? data.data() : scratch.data();
+        if (last)
+            run_h_pass<PASS_IO_BITREV>(plan, src, log_n, tw.data(), io);
+        else if (p == 0)
+            run_h_pass<PASS_IO_OUT>(plan, src, log_n, tw.data(), io);
+        else
+            run_pass<false, MulForm::Float64, true>(plan, src, log_n, tw.data());
+        done += k;
+    }
+    if (done != log_n) return 4;
+    return std::fwrite(data.data(), sizeof(fr_t), n, stdout) == n ? 0 : 3;
+}
+
 int main() {
     int32_t kind = -1;
     if (!read(&kind)) return 2;
-    const int rc = kind == 0 ? field() : kind == 1 ? passes() : kind == 2 ? h_passes() : 4;
+    const int rc = kind == 0 ? field() : kind == 1 ? passes() : kind == 2 ? h_passes() : kind == 3 ? natural_passes() : 4;
     if (rc == 2) std::fprintf(stderr, "host_emu: the request on stdin is short\n");
     if (rc == 4) std::fprintf(stderr, "host_emu: the request is out of range (kind, form, sizes or stage counts)\n");
     return rc;

@@ -190,6 +190,57 @@ fn check_passes(exe: &Path, passes: Passes<'_>, log_n: u32, rng: &mut impl Rng) 
     }
 }
 
+/// The forward transform from natural to natural order as `run_passes` runs it with a scratch vector (DIF, f64,
+/// swizzled; the first pass stores into the scratch, the last at the bit reversals into the input's buffer), against
+/// the CPU.
+fn check_natural_passes(exe: &Path, split: &[u32], threads: i32, rng: &mut impl Rng) {
+    let log_n: u32 = split.iter().sum();
+    let cpu = Domain::new(log_n).unwrap();
+    let data: Vec<Scalar> = (0..cpu.size())
+        .map(|_| edge_or_random_scalar(rng))
+        .collect();
+    let mut expect = data.clone();
+    cpu.fft(&mut expect).unwrap();
+    let mut input = Vec::new();
+    input.extend_from_slice(&3i32.to_le_bytes()); // a natural-order passes request
+    input.extend_from_slice(&threads.to_le_bytes());
+    for v in [log_n, split.len() as u32]
+        .into_iter()
+        .chain(split.iter().copied())
+    {
+        input.extend_from_slice(&v.to_le_bytes());
+    }
+    data.iter().for_each(|x| put_raw(&mut input, x));
+    powers(root_of_unity(log_n).unwrap(), data.len() / 2).for_each(|x| put_raw(&mut input, &x));
+    let what = format!("natural order, split {split:?}, {threads} threads");
+    check_h_output(exe, &input, &expect, &what);
+}
+
+#[test]
+fn natural_order_passes_match_cpu_on_the_host() {
+    let Some(exe) = default_build() else {
+        return;
+    };
+    let mut rng = fresh_rng("natural_order_passes_match_cpu_on_the_host");
+    // One pass in place (2^1, 2^5, 2^10), two (the last pass's block holding 1, 16 or 64 groups), three (one in the
+    // scratch between) and six; the kernel's 256 threads at 2^10 and 2^12.
+    let splits: [&[u32]; 8] = [
+        &[1],
+        &[5],
+        &[10],
+        &[7, 6],
+        &[10, 4],
+        &[1, 3, 10],
+        &[4, 4, 4],
+        &[1, 1, 1, 1, 1, 1],
+    ];
+    for split in splits {
+        check_natural_passes(&exe, split, 4, &mut rng);
+    }
+    check_natural_passes(&exe, &[10], 256, &mut rng);
+    check_natural_passes(&exe, &[6, 6], 256, &mut rng);
+}
+
 /// ntt.cu's split of a transform into passes: the fewest, as even as they allow (no size here takes a measured split).
 fn even_split(log_n: u32) -> Vec<u32> {
     let passes = log_n.div_ceil(10);
