@@ -148,7 +148,7 @@ cudaError_t launch_pass_as(bool dit, dim3 grid, uint32_t threads, size_t shmem, 
 // A DIF pass with pointwise steps (PassIo: H's, fused_h, and the natural-order NTT's stores, natural_ntt), in the
 // default form and layout only.
 template <uint32_t IO>
-cudaError_t launch_h_pass(dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data, uint32_t log_n,
+cudaError_t launch_io_pass(dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data, uint32_t log_n,
                           const PassShape& ps, const fr_t* tw, const PassIo& io) {
     const cudaError_t err = raise_pass_smem<false, MulForm::Float64, true, IO>();
     if (err != cudaSuccess) return err;
@@ -217,12 +217,15 @@ std::vector<uint32_t> pass_split(uint32_t log_n) {
     return ks;
 }
 
-// Whether H's pointwise steps run inside its passes (PassIo): with the default form and layout (f64, swizzled),
+// Whether passes with PassIo's steps are built for the DIF form and layout in use: the default ones only (f64,
+// swizzled; launch_io_pass).
+bool io_passes_built() { return mul_form(false) == MulForm::Float64 && smem_swizzled(); }
+
+// Whether H's pointwise steps run inside its passes (PassIo): with the default form and layout (io_passes_built),
 // unless CUZK_H_FUSED=0 asks for the separate kernels (an A/B switch). H 2^27 279.1 against 284.6 ms, 2^24 31.58 against
 // 32.13 ms (H100, 2026-12-06, one round).
 bool fused_h() {
-    static const bool fused = env_word("CUZK_H_FUSED", {"0", "1"}) != 0 && mul_form(false) == MulForm::Float64 &&
-                              smem_swizzled();
+    static const bool fused = env_word("CUZK_H_FUSED", {"0", "1"}) != 0 && io_passes_built();
     return fused;
 }
 
@@ -246,8 +249,7 @@ bool bitrev_h() {
 // CUZK_NTT_BITREV=0 asks for the passes in place and a bit reversal after them (an A/B switch). 2^27 44.0 -> 41.1 ms,
 // 2^24 4.99 -> 4.62 ms (H100, 2026-12-06, two rounds; BENCHMARKS), for 4 GiB more device memory at 2^27 while it runs.
 bool natural_ntt() {
-    static const bool on =
-        env_word("CUZK_NTT_BITREV", {"0", "1"}) != 0 && mul_form(false) == MulForm::Float64 && smem_swizzled();
+    static const bool on = env_word("CUZK_NTT_BITREV", {"0", "1"}) != 0 && io_passes_built();
     return on;
 }
 
@@ -292,19 +294,19 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
         }
         cudaError_t err;
         if (io_steps) {
-            if (dit || mul_form(false) != MulForm::Float64 || !smem_swizzled())
+            if (dit || !io_passes_built())
                 return status_msg(1, "run_passes: pointwise steps in a pass need DIF, the f64 form and the swizzled layout");
             if (io_steps & PASS_IO_TWIST) shmem += twist_smem(ps.log_ghigh);
             switch (io_steps) {
-                case PASS_IO_TWIST: err = launch_h_pass<PASS_IO_TWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_MUL: err = launch_h_pass<PASS_IO_MUL>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_SCALE: err = launch_h_pass<PASS_IO_SCALE>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_SCALE | PASS_IO_SUB: err = launch_h_pass<PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB: err = launch_h_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_h_pass<PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_h_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_OUT: err = launch_h_pass<PASS_IO_OUT>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_BITREV: err = launch_h_pass<PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_TWIST: err = launch_io_pass<PASS_IO_TWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_MUL: err = launch_io_pass<PASS_IO_MUL>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_SCALE: err = launch_io_pass<PASS_IO_SCALE>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_SCALE | PASS_IO_SUB: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB: err = launch_io_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_OUT: err = launch_io_pass<PASS_IO_OUT>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_BITREV: err = launch_io_pass<PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 default: return status_msg(1, "run_passes: no pass is built for these pointwise steps");
             }
             CUZK_TRY(err);
@@ -507,9 +509,9 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
         // through a scratch vector, in place of the bit reversal's read and write of the vector (natural_ntt); the
         // scratch is stream-ordered from the pool, and a card that cannot hold it takes the bit reversal.
         if (!in_rev && !out_rev && log_n > 0 && natural_ntt()) {
-            fr_t* scratch = nullptr;
             if (pass_split(log_n).size() == 1)
                 return run_passes(false, data, log_n, batch, d->tw_fwd, stream, nullptr, 0, 0, false, data);
+            fr_t* scratch = nullptr;
             if (pool_malloc_async((void**)&scratch, sizeof(fr_t) * ((size_t)batch << log_n), stream) == cudaSuccess) {
                 const cuzk_status st =
                     run_passes(false, data, log_n, batch, d->tw_fwd, stream, nullptr, 0, 0, false, scratch);

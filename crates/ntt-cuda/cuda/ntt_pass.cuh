@@ -187,7 +187,7 @@ constexpr uint32_t COSET_LO_BITS = 12;
 // the forward coset transform, DIT, of the same groups (see twist_table_kernel), so that the scaling by c g^i and one
 // sweep of the vector drop out. (The DIF transform's last pass and the DIT transform's first, of k stages each, both
 // take groups of 2^k adjacent scalars.)
-// PASS_IO_BITREV (with PASS_IO_SCALE, in a transform's last DIF pass): the pass stores the scalar of index j at
+// PASS_IO_BITREV (in a transform's last DIF pass): the pass stores the scalar of index j at
 // bitrev(j) of `out`, another buffer, so that the output is in natural order with no bit reversal of its own (H's
 // last pass, ntt.cu's cuzk_h_poly). The block takes the groups J whose bit reversals are adjacent, J = bitrev(b G +
 // t) over the log_n - k group bits (G = 2^log_ghigh groups a block, t < G), and its stores go group first: for a
@@ -465,18 +465,16 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
                                : idx;
         const fr_t x = smem.get(l);
         const uint64_t g = global_index(l);
+        const uint32_t i = bitrev((uint32_t)g, log_n);  // the index in natural order
+        fr_t* const to = (IO & PASS_IO_BITREV) ? &io.out[i] : (IO & PASS_IO_OUT) ? &io.out[g] : &data[g];
         if (IO & PASS_IO_SCALE) {
             // x below 2p (lazy) or p, the factor below p: the reduced product is below p.
-            const uint32_t i = bitrev((uint32_t)g, log_n);
             const fr_t f = mont_mul_f64<FrModulus>(load(&io.lo[i & ((1u << COSET_LO_BITS) - 1)]),
                                                    load(&io.hi[i >> COSET_LO_BITS]));
             fr_t y = mont_mul_f64<FrModulus>(x, f);
             if (IO & PASS_IO_SUB) y = fr_sub(y, mont_mul_f64<FrModulus>(load(&io.sub[g]), load(&io.hi[0])));
-            store((IO & PASS_IO_BITREV) ? &io.out[i] : (IO & PASS_IO_OUT) ? &io.out[g] : &data[g], y);
+            store(to, y);
         } else {
-            fr_t* const to = (IO & PASS_IO_BITREV) ? &io.out[bitrev((uint32_t)g, log_n)]
-                             : (IO & PASS_IO_OUT)  ? &io.out[g]
-                                                   : &data[g];
             store(to, reduce ? mont_reduce_once<FrModulus>(x) : x);
         }
     }
