@@ -5,7 +5,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use blstrs::Scalar;
 use clap::{Args, Subcommand};
-use ntt_cuda::gpu::{self, DeviceScalars, GpuDomain, PinnedScalars, Stream};
+use ntt_cuda::gpu::{self, DeviceScalars, Direction, GpuDomain, Order, PinnedScalars, Stream};
 
 use crate::report::{median, Report};
 
@@ -31,6 +31,10 @@ pub struct NttArgs {
     /// log2 sizes of the forward NTT.
     #[arg(long, value_delimiter = ',', default_value = "20,24,26,27")]
     sizes: Vec<u32>,
+    /// log2 sizes of the inverse NTT, natural to natural order (none unless asked; timed on the host clock around
+    /// the launch and a stream synchronisation).
+    #[arg(long, value_delimiter = ',')]
+    inverse_sizes: Vec<u32>,
     /// log2 sizes of the H polynomial (a, b, c already on the device).
     #[arg(long, value_delimiter = ',', default_value = "24,27")]
     h_sizes: Vec<u32>,
@@ -119,6 +123,42 @@ fn ntt(a: NttArgs) -> Result<()> {
             format!(
                 "{med:.3} ms (median of 3 medians of {} runs; min {lo:.3}, max {hi:.3}); floors: memory {mem_floor_ms:.3} ms, multiply {mul_floor_ms:.3} ms",
                 a.iterations
+            ),
+        );
+    }
+    for &log_n in &a.inverse_sizes {
+        let n = 1usize << log_n;
+        let domain = GpuDomain::new(log_n)?;
+        let stream = Stream::new()?;
+        let mut d = DeviceScalars::from_host_padded(&fill(n, log_n as u64), n, &stream)?;
+        stream.synchronize()?;
+        let mut times = Vec::new();
+        for i in 0..=a.iterations.max(1) {
+            let t = Instant::now();
+            domain.ntt(
+                &mut d,
+                1,
+                Direction::Inverse,
+                Order::Natural,
+                Order::Natural,
+                None,
+                &stream,
+            )?;
+            stream.synchronize()?;
+            if i > 0 {
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        let (med, lo, hi) = median(times);
+        report.time(
+            &format!("intt 2^{log_n} median"),
+            std::time::Duration::from_secs_f64(med / 1e3),
+        );
+        report.text(
+            &format!("inverse NTT 2^{log_n}"),
+            format!(
+                "{med:.3} ms (median of {} runs, host clock; min {lo:.3}, max {hi:.3})",
+                a.iterations.max(1)
             ),
         );
     }

@@ -68,6 +68,11 @@ inline uint32_t __funnelshift_r(uint32_t lo, uint32_t hi, uint32_t s) {
     s &= 31;
     return s ? (lo >> s) | (hi << (32 - s)) : lo;
 }
+// The clamping form: shifts of 32 and more give hi.
+inline uint32_t __funnelshift_rc(uint32_t lo, uint32_t hi, uint32_t s) {
+    if (s >= 32) return hi;
+    return s == 0 ? lo : (lo >> s) | (hi << (32 - s));
+}
 inline uint32_t __funnelshift_l(uint32_t lo, uint32_t hi, uint32_t s) {
     s &= 31;
     return s ? (hi << s) | (lo >> (32 - s)) : hi;

@@ -121,6 +121,36 @@ __device__ __forceinline__ typename M::T mont_lift(const typename M::T& a) {
     return t;
 }
 
+// a 2^-k mod p for 1 <= k <= 32 and a below 2p (the same in Montgomery form: 2^-k is a plain factor), with no
+// product: m = (-a p^-1) mod 2^k clears the low k bits of a + m p, so (a + m p) / 2^k is a 2^-k modulo p, below
+// (2p + 2^k p) / 2^k <= 2p, reduced once. One word's multiples of p (N wide multiplies, two carry chains) and a
+// shift: the inverse NTT's n^-1 (ntt_pass.cuh's PASS_IO_HALVE) where a product by n^-1 takes several times as many
+// instructions. k is the same for every thread (no divergence); 32 shifts whole words (__funnelshift_rc clamps).
+template <class M>
+__device__ __forceinline__ typename M::T mont_div_pow2(const typename M::T& a, uint32_t k) {
+    constexpr int N = M::N;
+    const uint32_t m = (a.l[0] * M::INV) & (k >= 32 ? 0xffffffffu : (1u << k) - 1);
+    uint32_t lo[N], hi[N], t[N + 1];
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        const uint64_t p = (uint64_t)m * M::p(j);
+        lo[j] = (uint32_t)p;
+        hi[j] = (uint32_t)(p >> 32);
+    }
+    t[0] = add_cc(a.l[0], lo[0]);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = addc_cc(a.l[j], lo[j]);
+    t[N] = addc(0, 0);
+    t[1] = add_cc(t[1], hi[0]);
+#pragma unroll
+    for (int j = 2; j < N; j++) t[j] = addc_cc(t[j], hi[j - 1]);
+    t[N] = addc(t[N], hi[N - 1]);
+    typename M::T r;
+#pragma unroll
+    for (int i = 0; i < N; i++) r.l[i] = __funnelshift_rc(t[i], t[i + 1], k);
+    return mont_reduce_once<M>(r);
+}
+
 // Montgomery product a * b * 2^(-32N) mod p: CIOS over 32-bit words. Each word product is one 64-bit multiply
 // (IMAD.WIDE.U32); its low and high halves are added in by four carry chains per row, the last one shifting t down a
 // word. Bounds: t < 2p at the top of each row, so t + a * b_i and t + m * p fit N + 1 words (p < 2^(32N - 1)).

@@ -19,13 +19,14 @@ __device__ __forceinline__ fr_t settle_2p(const fr_t& x) {
 
 // Operation `op` (ntt-cuda's FrOp, by number) on a and b, element i of its launch.
 __device__ __forceinline__ fr_t fr_test_op(int op, const fr_t& a, const fr_t& b, size_t i) {
-    // The lazy operations (11-13) take a lifted by p at odd i and b lifted at i = 2, 3 mod 4, so that every pair of
+    // The lazy operations (11-14) take a lifted by p at odd i and b lifted at i = 2, 3 mod 4, so that every pair of
     // halves of the lazy range meets (the product's twiddle operand b is never lifted: below p, as in the NTT).
     const fr_t la = (i & 1) ? mont_lift<FrModulus>(a) : a, lb = (i & 2) ? mont_lift<FrModulus>(b) : b;
     switch (op) {
         case 11: return settle_2p(mont_mul_f64<FrModulus, false>(la, b));
         case 12: return settle_2p(mont_add<Fr2pModulus, true>(la, lb));  // the passes' forms (ntt_pass.cuh, pass_add)
         case 13: return settle_2p(mont_sub<Fr2pModulus, true>(la, lb));
+        case 14: return mont_div_pow2<FrModulus>(la, (uint32_t)(i % 32) + 1);  // k = 1..32 by index
         case 0: return fr_add(a, b);
         case 1: return fr_sub(a, b);
         case 2: return fr_mul(a, b);

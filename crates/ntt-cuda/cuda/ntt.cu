@@ -244,10 +244,11 @@ bool bitrev_h() {
     return on;
 }
 
-// Whether the forward NTT from natural to natural order runs its passes out of place through a scratch vector from
-// the pool, the last one storing in natural order (run_passes' scratch), in the default form and layout, unless
-// CUZK_NTT_BITREV=0 asks for the passes in place and a bit reversal after them (an A/B switch). 2^27 44.0 -> 41.1 ms,
-// 2^24 4.99 -> 4.62 ms (H100, 2026-12-06, two rounds; BENCHMARKS), for 4 GiB more device memory at 2^27 while it runs.
+// Whether an NTT from natural to natural order runs its passes out of place through a scratch vector from the pool,
+// the last one storing in natural order (run_passes' scratch), in the default form and layout, and an inverse one
+// from natural order scales in its last pass's stores, unless CUZK_NTT_BITREV=0 asks for the passes in place and a
+// scaling sweep and a bit reversal after them (an A/B switch). Forward 2^27 44.0 -> 41.1 ms, 2^24 4.99 -> 4.62 ms
+// (H100, 2026-12-06, two rounds; BENCHMARKS), for 4 GiB more device memory at 2^27 while it runs.
 bool natural_ntt() {
     static const bool on = env_word("CUZK_NTT_BITREV", {"0", "1"}) != 0 && io_passes_built();
     return on;
@@ -256,15 +257,18 @@ bool natural_ntt() {
 // All DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) stages, in passes. With io (DIF, fused_h), the
 // first pass's loads take first_io's steps and the last pass's stores last_io's. after_twist (DIT): the stages after
 // a PASS_IO_TWIST pass, which ran the first k of them, k the DIF split's last pass; the rest take that split's other
-// passes in reverse order. With scratch (DIF, no io, natural_ntt; batch x 2^log_n scalars, unused for one pass) the
+// passes in reverse order. With scratch (DIF, natural_ntt; batch x 2^log_n scalars, unused for one pass) the
 // transform ends in natural order in data: its first pass stores into scratch (PASS_IO_OUT), the middle ones run
 // there, and the last stores into data at the bit reversals (PASS_IO_BITREV; a lone pass does that in place, its
-// block holding the whole transform).
+// block holding the whole transform), scaling as it stores with last_io = PASS_IO_SCALE (io's tables: the inverse
+// transform's n^-1 and coset powers) or PASS_IO_HALVE (n^-1 alone).
 cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, const fr_t* tw, cudaStream_t stream,
                        const PassIo* io = nullptr, uint32_t first_io = PASS_IO_NONE, uint32_t last_io = PASS_IO_NONE,
                        bool after_twist = false, fr_t* scratch = nullptr) {
     if (log_n == 0) return status_ok();
-    if (scratch && (dit || io || after_twist)) return status_msg(1, "run_passes: a natural-order output is DIF alone");
+    if (scratch && (dit || after_twist || first_io || (last_io & ~(PASS_IO_SCALE | PASS_IO_HALVE)) ||
+                    ((last_io & PASS_IO_SCALE) && !io)))
+        return status_msg(1, "run_passes: a natural-order output is DIF's, with no steps but the last pass's scaling");
     if (scratch == data && pass_split(log_n).size() > 1)
         return status_msg(1, "run_passes: a natural-order output in place needs a single pass");
     fr_t* const in = data;
@@ -277,6 +281,7 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
         std::reverse(ks.begin(), ks.end());
     }
     const uint32_t passes = (uint32_t)ks.size();
+    const PassIo given = io ? *io : PassIo{};  // the scratch path points io at a copy of it with out set, per pass
     for (uint32_t p = 0; p < passes; p++) {
         const PassPlan plan = plan_pass(dit, log_n, ks[p], done, pass_threads());
         const PassShape& ps = plan.ps;
@@ -284,12 +289,12 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
         size_t shmem = plan.shmem;
         const dim3 grid(1u << (log_n - plan.log_e), batch);
         uint32_t io_steps = io ? (p == 0 ? first_io : 0) | (p + 1 == passes ? last_io : 0) : 0;
-        PassIo out_io{};
+        PassIo out_io = given;
         if (scratch) {
             // The pass's source and where its stores go.
             data = p == 0 ? in : scratch;
             out_io.out = p + 1 == passes ? in : scratch;
-            io_steps = p + 1 == passes ? PASS_IO_BITREV : p == 0 ? PASS_IO_OUT : PASS_IO_NONE;
+            io_steps = p + 1 == passes ? PASS_IO_BITREV | last_io : p == 0 ? PASS_IO_OUT : PASS_IO_NONE;
             io = &out_io;
         }
         cudaError_t err;
@@ -307,6 +312,9 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
                 case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 case PASS_IO_OUT: err = launch_io_pass<PASS_IO_OUT>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 case PASS_IO_BITREV: err = launch_io_pass<PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_SCALE | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_HALVE: err = launch_io_pass<PASS_IO_HALVE>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_HALVE | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_HALVE | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 default: return status_msg(1, "run_passes: no pass is built for these pointwise steps");
             }
             CUZK_TRY(err);
@@ -495,6 +503,35 @@ __global__ void coset_scale_sub_kernel(fr_t* data, const fr_t* sub, uint32_t log
 }
 
 
+// The DIF passes from natural to natural order (natural_ntt), with last_io's steps on the last pass's stores (io's
+// tables): out of place through a scratch vector, stream-ordered from the pool, or in place where one pass holds the
+// transform. *ran is false when the card cannot hold the scratch (nothing ran; the caller takes the passes in place
+// and a bit reversal).
+cuzk_status natural_order_passes(fr_t* data, uint32_t log_n, uint32_t batch, const fr_t* tw, cudaStream_t stream,
+                                 const PassIo* io, uint32_t last_io, bool* ran) {
+    *ran = true;
+    if (pass_split(log_n).size() == 1)
+        return run_passes(false, data, log_n, batch, tw, stream, io, PASS_IO_NONE, last_io, false, data);
+    fr_t* scratch = nullptr;
+    if (pool_malloc_async((void**)&scratch, sizeof(fr_t) * ((size_t)batch << log_n), stream) != cudaSuccess) {
+        cudaGetLastError();  // out of memory
+        static std::atomic<bool> told{false};
+        if (!told.exchange(true)) {
+            fprintf(stderr,
+                    "cuzk: note: no device memory for an NTT's %zu-byte scratch vector; natural-order transforms run "
+                    "in place and bit-reverse (slower, same results)\n",
+                    sizeof(fr_t) * ((size_t)batch << log_n));
+        }
+        *ran = false;
+        return status_ok();
+    }
+    const cuzk_status st = run_passes(false, data, log_n, batch, tw, stream, io, PASS_IO_NONE, last_io, false, scratch);
+    const cudaError_t freed = cudaFreeAsync(scratch, stream);
+    if (st.code != 0) return st;
+    CUZK_TRY(freed);
+    return status_ok();
+}
+
 // The general transform: see ntt.h.
 cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inverse, bool in_rev, bool out_rev,
                 const fr_t* coset, cudaStream_t stream) {
@@ -506,25 +543,35 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
             CUZK_CHECK(scale(data, log_n, batch, fr_one(), &t, in_rev, stream));
         }
         // DIF takes natural order to bit-reversed; DIT bit-reversed to natural. Natural to natural: out of place
-        // through a scratch vector, in place of the bit reversal's read and write of the vector (natural_ntt); the
-        // scratch is stream-ordered from the pool, and a card that cannot hold it takes the bit reversal.
+        // through a scratch vector, in place of the bit reversal's read and write of the vector (natural_ntt).
         if (!in_rev && !out_rev && log_n > 0 && natural_ntt()) {
-            if (pass_split(log_n).size() == 1)
-                return run_passes(false, data, log_n, batch, d->tw_fwd, stream, nullptr, 0, 0, false, data);
-            fr_t* scratch = nullptr;
-            if (pool_malloc_async((void**)&scratch, sizeof(fr_t) * ((size_t)batch << log_n), stream) == cudaSuccess) {
-                const cuzk_status st =
-                    run_passes(false, data, log_n, batch, d->tw_fwd, stream, nullptr, 0, 0, false, scratch);
-                const cudaError_t freed = cudaFreeAsync(scratch, stream);
-                if (st.code != 0) return st;
-                CUZK_TRY(freed);
-                return status_ok();
-            }
-            cudaGetLastError();  // out of memory: the bit reversal below
+            bool ran = false;
+            CUZK_CHECK(natural_order_passes(data, log_n, batch, d->tw_fwd, stream, nullptr, PASS_IO_NONE, &ran));
+            if (ran) return status_ok();
         }
         CUZK_CHECK(run_passes(in_rev, data, log_n, batch, d->tw_fwd, stream));
         bool now_rev = !in_rev;
         if (now_rev != out_rev) CUZK_CHECK(bit_reverse(data, log_n, batch, stream));
+        return status_ok();
+    }
+    // From natural order (DIF, natural_ntt): the scaling in the last pass's stores, by n^-1 = 2^-log_n without a
+    // product off a coset (PASS_IO_HALVE), by n^-1 g^-i from the coset tables on one (PASS_IO_SCALE), and to natural
+    // order out of place as above, in place of a scaling sweep and a bit reversal.
+    if (!in_rev && log_n > 0 && natural_ntt()) {
+        CosetTables t;
+        PassIo io{};
+        uint32_t steps = PASS_IO_HALVE;
+        if (coset) {
+            CUZK_CHECK(coset_tables(t, log_n, *coset, true, d->n_inv, stream));
+            io.lo = t.lo;
+            io.hi = t.hi;
+            steps = PASS_IO_SCALE;
+        }
+        bool ran = false;
+        if (!out_rev) CUZK_CHECK(natural_order_passes(data, log_n, batch, d->tw_inv, stream, &io, steps, &ran));
+        if (ran) return status_ok();
+        CUZK_CHECK(run_passes(false, data, log_n, batch, d->tw_inv, stream, &io, PASS_IO_NONE, steps));
+        if (!out_rev) CUZK_CHECK(bit_reverse(data, log_n, batch, stream));
         return status_ok();
     }
     CUZK_CHECK(run_passes(in_rev, data, log_n, batch, d->tw_inv, stream));

@@ -639,10 +639,10 @@ mod imp {
 
     /// An NTT domain on the device: its twiddles stay resident until drop.
     ///
-    /// A forward transform from natural to natural order runs out of place through a scratch vector of the same size
-    /// (the batch's), taken from the device's memory pool on the transform's stream and given back on it, in place of
-    /// a bit reversal's read and write of the data; where the card cannot hold it the transform runs in place and
-    /// bit-reverses (README: `CUZK_NTT_BITREV`).
+    /// A transform from natural to natural order (forward or inverse) runs out of place through a scratch vector of
+    /// the same size (the batch's), taken from the device's memory pool on the transform's stream and given back on
+    /// it, in place of a bit reversal's read and write of the data; where the card cannot hold it the transform runs
+    /// in place and bit-reverses (README: `CUZK_NTT_BITREV`).
     #[derive(Debug)]
     pub struct GpuDomain {
         raw: *mut ffi::cuzk_ntt_domain,
@@ -1344,6 +1344,9 @@ pub enum FrOp {
     AddLazy = 12,
     /// a - b modulo 2p, lifted and checked as for `AddLazy`
     SubLazy = 13,
+    /// a 2^-k by `mont_div_pow2` (the inverse NTT's n^-1 in its last pass), k = i mod 32 + 1 for element i, a lifted
+    /// by p at odd indices; b unused
+    DivPow2Lazy = 14,
 }
 
 /// Runs `op` elementwise on the device.

@@ -164,6 +164,30 @@ fn batched_ntt_matches_cpu() {
                 "batch item {k} of 2^{log_n}"
             );
         }
+        // The inverse on a coset, natural to natural: its last pass scales each item by the same tables.
+        let g = coset_generator();
+        let mut d = DeviceScalars::from_host_padded(&data, batch * n, &stream).unwrap();
+        domain
+            .ntt(
+                &mut d,
+                batch,
+                Direction::Inverse,
+                Order::Natural,
+                Order::Natural,
+                Some(&g),
+                &stream,
+            )
+            .unwrap();
+        let got = d.to_host(batch * n, &stream).unwrap();
+        for k in 0..batch {
+            let mut expect = data[k * n..(k + 1) * n].to_vec();
+            cpu.icoset_fft(&mut expect, g).unwrap();
+            assert_eq!(
+                &got[k * n..(k + 1) * n],
+                &expect[..],
+                "inverse coset batch item {k} of 2^{log_n}"
+            );
+        }
         // Wrong length is an error, not a fault.
         assert!(domain
             .ntt(
@@ -427,9 +451,27 @@ fn heavy_sweep_2_24_and_2_27() {
         cpu.fft(&mut expect).unwrap();
         assert!(got == expect, "forward NTT 2^{log_n} differs");
         drop((d, expect, got));
+        // The inverse, natural to natural (scaled in its last pass's stores).
+        let mut d = DeviceScalars::from_host_padded(&input, n, &stream).unwrap();
+        domain
+            .ntt(
+                &mut d,
+                1,
+                Direction::Inverse,
+                Order::Natural,
+                Order::Natural,
+                None,
+                &stream,
+            )
+            .unwrap();
+        let got = d.to_host(n, &stream).unwrap();
+        let mut expect = input.clone();
+        cpu.ifft(&mut expect).unwrap();
+        assert!(got == expect, "inverse NTT 2^{log_n} differs");
+        drop((d, expect, got));
         let len = n - 5;
         check_h(len, &mut rng);
-        eprintln!("2^{log_n}: NTT and H agree with the CPU");
+        eprintln!("2^{log_n}: NTT, inverse NTT and H agree with the CPU");
     }
 }
 

@@ -14,10 +14,11 @@
 //      scalars. With PASS_IO_BITREV in the last pass's steps it stores into mul's buffer (as cuzk_h_poly stores h
 //      into a's, the product's factor), and the result is that buffer.
 //   3, natural-order passes (DIF, f64, swizzled, as ntt.cu's run_passes runs them with a scratch vector): threads a
-//      block (int32), log_n, P, the P stage counts (uint32 each), the 2^log_n scalars, the max(1, 2^log_n / 2)
-//      twiddles -> the transform in natural order: the first pass stores into the scratch (PASS_IO_OUT), the middle
-//      ones run there, the last stores into the scalars' buffer at the bit reversals (PASS_IO_BITREV; a lone pass in
-//      place).
+//      block (int32), log_n, P, the P stage counts, how the last pass scales (0 not, 1 from tables, 2 by 2^-log_n;
+//      uint32 each), the 2^log_n scalars, the max(1, 2^log_n / 2) twiddles, and with tables lo and hi as in 2 -> the
+//      transform in natural order: the first pass stores into the scratch (PASS_IO_OUT), the middle ones run there,
+//      the last stores into the scalars' buffer at the bit reversals (PASS_IO_BITREV, with PASS_IO_SCALE or
+//      PASS_IO_HALVE as ntt.cu's inverse transform scales; a lone pass in place).
 #define CUZK_HOST_EMU
 #include "host_emu.h"
 
@@ -183,10 +184,17 @@ int natural_passes() {
     if (log_n < 1 || log_n > 20 || count < 1 || count > 32 || threads < 1 || threads > (int32_t)PASS_MAX_THREADS)
         return 4;
     std::vector<uint32_t> ks(count);
-    if (!read(ks.data(), count)) return 2;
-    const size_t n = size_t(1) << log_n, tw_n = n / 2;
-    std::vector<fr_t> data(n), tw(tw_n), scratch(n);
+    uint32_t scales = 0;
+    if (!read(ks.data(), count) || !read(&scales)) return 2;
+    if (scales > 2) return 4;
+    const size_t n = size_t(1) << log_n, tw_n = n / 2, hi_n = std::max<size_t>(1, n >> COSET_LO_BITS);
+    std::vector<fr_t> data(n), tw(tw_n), scratch(n), lo, hi;
     if (!read(data.data(), n) || !read(tw.data(), tw_n)) return 2;
+    if (scales == 1) {
+        lo.resize(size_t(1) << COSET_LO_BITS);
+        hi.resize(hi_n);
+        if (!read(lo.data(), lo.size()) || !read(hi.data(), hi_n)) return 2;
+    }
     uint32_t done = 0;
     for (uint32_t p = 0; p < count; p++) {
         const uint32_t k = ks[p];
@@ -196,7 +204,13 @@ int natural_passes() {
         fr_t* src = p == 0 ? data.data() : scratch.data();
         PassIo io{};
         io.out = last ? data.data() : scratch.data();
-        if (last)
+        io.lo = lo.data();
+        io.hi = hi.data();
+        if (last && scales == 1)
+            run_h_pass<PASS_IO_SCALE | PASS_IO_BITREV>(plan, src, log_n, tw.data(), io);
+        else if (last && scales == 2)
+            run_h_pass<PASS_IO_HALVE | PASS_IO_BITREV>(plan, src, log_n, tw.data(), io);
+        else if (last)
             run_h_pass<PASS_IO_BITREV>(plan, src, log_n, tw.data(), io);
         else if (p == 0)
             run_h_pass<PASS_IO_OUT>(plan, src, log_n, tw.data(), io);

@@ -190,29 +190,69 @@ fn check_passes(exe: &Path, passes: Passes<'_>, log_n: u32, rng: &mut impl Rng) 
     }
 }
 
-/// The forward transform from natural to natural order as `run_passes` runs it with a scratch vector (DIF, f64,
-/// swizzled; the first pass stores into the scratch, the last at the bit reversals into the input's buffer), against
-/// the CPU.
-fn check_natural_passes(exe: &Path, split: &[u32], threads: i32, rng: &mut impl Rng) {
+/// How the last pass of a natural-order transform scales its stores (`host_emu.cpp`'s request 3).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Scaling {
+    /// Not at all: the forward transform.
+    None = 0,
+    /// By lo[i & mask] hi[i >> COSET_LO_BITS] (`PASS_IO_SCALE`: the inverse transform on a coset).
+    Tables = 1,
+    /// By 2^-log_n (`PASS_IO_HALVE`: the inverse transform's n^-1).
+    Halve = 2,
+}
+
+/// A transform from natural to natural order as `run_passes` runs it with a scratch vector (DIF, f64, swizzled; the
+/// first pass stores into the scratch, the last at the bit reversals into the input's buffer), against the CPU:
+/// forward, or inverse with the last pass's stores scaled as `ntt.cu`'s inverse transform scales them. With tables,
+/// coefficient i of the unscaled inverse times lo[i & mask] hi[i >> COSET_LO_BITS] (random tables, so every entry read
+/// is checked, not only n^-1 and a coset's powers); halved, the inverse transform itself.
+fn check_natural_passes(
+    exe: &Path,
+    split: &[u32],
+    threads: i32,
+    scaling: Scaling,
+    rng: &mut impl Rng,
+) {
     let log_n: u32 = split.iter().sum();
     let cpu = Domain::new(log_n).unwrap();
-    let data: Vec<Scalar> = (0..cpu.size())
-        .map(|_| edge_or_random_scalar(rng))
-        .collect();
+    let n = cpu.size();
+    let random = |rng: &mut _, len| -> Vec<Scalar> {
+        (0..len).map(|_| edge_or_random_scalar(rng)).collect()
+    };
+    let data = random(rng, n);
+    let lo = random(rng, 1 << COSET_LO_BITS);
+    let hi = random(rng, (n >> COSET_LO_BITS).max(1));
     let mut expect = data.clone();
-    cpu.fft(&mut expect).unwrap();
+    let mut omega = root_of_unity(log_n).unwrap();
+    if scaling == Scaling::None {
+        cpu.fft(&mut expect).unwrap();
+    } else {
+        omega = omega.invert().unwrap();
+        cpu.ifft(&mut expect).unwrap();
+    }
+    if scaling == Scaling::Tables {
+        let n_scalar = Scalar::from(n as u64);
+        let mask = (1usize << COSET_LO_BITS) - 1;
+        for (i, x) in expect.iter_mut().enumerate() {
+            *x *= n_scalar * lo[i & mask] * hi[i >> COSET_LO_BITS];
+        }
+    }
     let mut input = Vec::new();
     input.extend_from_slice(&3i32.to_le_bytes()); // a natural-order passes request
     input.extend_from_slice(&threads.to_le_bytes());
     for v in [log_n, split.len() as u32]
         .into_iter()
         .chain(split.iter().copied())
+        .chain([scaling as u32])
     {
         input.extend_from_slice(&v.to_le_bytes());
     }
     data.iter().for_each(|x| put_raw(&mut input, x));
-    powers(root_of_unity(log_n).unwrap(), data.len() / 2).for_each(|x| put_raw(&mut input, &x));
-    let what = format!("natural order, split {split:?}, {threads} threads");
+    powers(omega, n / 2).for_each(|x| put_raw(&mut input, &x));
+    if scaling == Scaling::Tables {
+        lo.iter().chain(&hi).for_each(|x| put_raw(&mut input, x));
+    }
+    let what = format!("natural order, split {split:?}, {threads} threads, scaling {scaling:?}");
     check_h_output(exe, &input, &expect, &what);
 }
 
@@ -223,7 +263,8 @@ fn natural_order_passes_match_cpu_on_the_host() {
     };
     let mut rng = fresh_rng("natural_order_passes_match_cpu_on_the_host");
     // One pass in place (2^1, 2^5, 2^10), two (the last pass's block holding 1, 16 or 64 groups), three (one in the
-    // scratch between) and six; the kernel's 256 threads at 2^10 and 2^12.
+    // scratch between) and six; the kernel's 256 threads at 2^10 and 2^12; forward, and inverse with each of the
+    // last pass's scalings (hi's index past 0 from 2^13; 2^-k for k = 1, 5, 10, 12, 13, 14, 6).
     let splits: [&[u32]; 8] = [
         &[1],
         &[5],
@@ -234,11 +275,13 @@ fn natural_order_passes_match_cpu_on_the_host() {
         &[4, 4, 4],
         &[1, 1, 1, 1, 1, 1],
     ];
-    for split in splits {
-        check_natural_passes(&exe, split, 4, &mut rng);
+    for scaling in [Scaling::None, Scaling::Tables, Scaling::Halve] {
+        for split in splits {
+            check_natural_passes(&exe, split, 4, scaling, &mut rng);
+        }
+        check_natural_passes(&exe, &[10], 256, scaling, &mut rng);
+        check_natural_passes(&exe, &[6, 6], 256, scaling, &mut rng);
     }
-    check_natural_passes(&exe, &[10], 256, &mut rng);
-    check_natural_passes(&exe, &[6, 6], 256, &mut rng);
 }
 
 /// ntt.cu's split of a transform into passes: the fewest, as even as they allow (no size here takes a measured split).

@@ -59,6 +59,15 @@ pub fn check_field_ops(run: &mut Elementwise<'_>, random: usize, rng: &mut impl 
     check(FrOp::Square, &|x, _| x.square());
     check(FrOp::Neg, &|x, _| -x);
     check(FrOp::Inverse, &|x, _| x.invert().unwrap_or(Scalar::ZERO));
+    let half = Scalar::from(2u64).invert().unwrap();
+    let got = run(FrOp::DivPow2Lazy, &a, &b);
+    assert_each_eq(
+        &FrOp::DivPow2Lazy,
+        &got,
+        |i| a[i] * half.pow_vartime([i as u64 % 32 + 1]),
+        &a,
+        &b,
+    );
     let n = a.len().min(600);
     let (a2, b2) = (&a[..n], &b[..n]);
     let got = run(FrOp::Pow, a2, b2);
