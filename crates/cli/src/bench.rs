@@ -31,8 +31,8 @@ pub struct NttArgs {
     /// log2 sizes of the forward NTT.
     #[arg(long, value_delimiter = ',', default_value = "20,24,26,27")]
     sizes: Vec<u32>,
-    /// log2 sizes of the inverse NTT, natural to natural order (none unless asked; timed on the host clock around
-    /// the launch and a stream synchronisation).
+    /// log2 sizes of the inverse NTT to natural order, from natural and from bit-reversed order (none unless asked;
+    /// timed on the host clock around the launch and a stream synchronisation).
     #[arg(long, value_delimiter = ',')]
     inverse_sizes: Vec<u32>,
     /// log2 sizes of the H polynomial (a, b, c already on the device).
@@ -132,35 +132,42 @@ fn ntt(a: NttArgs) -> Result<()> {
         let stream = Stream::new()?;
         let mut d = DeviceScalars::from_host_padded(&fill(n, log_n as u64), n, &stream)?;
         stream.synchronize()?;
-        let mut times = Vec::new();
-        for i in 0..=a.iterations.max(1) {
-            let t = Instant::now();
-            domain.ntt(
-                &mut d,
-                1,
-                Direction::Inverse,
-                Order::Natural,
-                Order::Natural,
-                None,
-                &stream,
-            )?;
-            stream.synchronize()?;
-            if i > 0 {
-                times.push(t.elapsed().as_secs_f64() * 1e3);
+        // To natural order from natural order (DIF) and from bit-reversed order (DIT); the input is timing data
+        // either way.
+        for (key, label, input) in [
+            ("intt", "", Order::Natural),
+            ("intt-rev", " from bit-reversed order", Order::BitReversed),
+        ] {
+            let mut times = Vec::new();
+            for i in 0..=a.iterations.max(1) {
+                let t = Instant::now();
+                domain.ntt(
+                    &mut d,
+                    1,
+                    Direction::Inverse,
+                    input,
+                    Order::Natural,
+                    None,
+                    &stream,
+                )?;
+                stream.synchronize()?;
+                if i > 0 {
+                    times.push(t.elapsed().as_secs_f64() * 1e3);
+                }
             }
+            let (med, lo, hi) = median(times);
+            report.time(
+                &format!("{key} 2^{log_n} median"),
+                std::time::Duration::from_secs_f64(med / 1e3),
+            );
+            report.text(
+                &format!("inverse NTT 2^{log_n}{label}"),
+                format!(
+                    "{med:.3} ms (median of {} runs, host clock; min {lo:.3}, max {hi:.3})",
+                    a.iterations.max(1)
+                ),
+            );
         }
-        let (med, lo, hi) = median(times);
-        report.time(
-            &format!("intt 2^{log_n} median"),
-            std::time::Duration::from_secs_f64(med / 1e3),
-        );
-        report.text(
-            &format!("inverse NTT 2^{log_n}"),
-            format!(
-                "{med:.3} ms (median of {} runs, host clock; min {lo:.3}, max {hi:.3})",
-                a.iterations.max(1)
-            ),
-        );
     }
     for &log_n in &a.h_sizes {
         let n = 1usize << log_n;

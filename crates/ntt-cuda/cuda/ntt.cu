@@ -145,14 +145,14 @@ cudaError_t launch_pass_as(bool dit, dim3 grid, uint32_t threads, size_t shmem, 
     return cudaSuccess;
 }
 
-// A DIF pass with pointwise steps (PassIo: H's, fused_h, and the natural-order NTT's stores, natural_ntt), in the
-// default form and layout only.
-template <uint32_t IO>
+// A pass with pointwise steps (PassIo: H's, fused_h, and the natural-order NTT's stores, natural_ntt; DIF, or DIT
+// with PASS_IO_HALVE alone), in the default form and layout only.
+template <uint32_t IO, bool DIT = false>
 cudaError_t launch_io_pass(dim3 grid, uint32_t threads, size_t shmem, cudaStream_t stream, fr_t* data, uint32_t log_n,
                           const PassShape& ps, const fr_t* tw, const PassIo& io) {
-    const cudaError_t err = raise_pass_smem<false, MulForm::Float64, true, IO>();
+    const cudaError_t err = raise_pass_smem<DIT, MulForm::Float64, true, IO>();
     if (err != cudaSuccess) return err;
-    ntt_pass<false, MulForm::Float64, true, IO><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw, io);
+    ntt_pass<DIT, MulForm::Float64, true, IO><<<grid, threads, shmem, stream>>>(data, log_n, ps, tw, io);
     return cudaSuccess;
 }
 
@@ -217,9 +217,9 @@ std::vector<uint32_t> pass_split(uint32_t log_n) {
     return ks;
 }
 
-// Whether passes with PassIo's steps are built for the DIF form and layout in use: the default ones only (f64,
-// swizzled; launch_io_pass).
-bool io_passes_built() { return mul_form(false) == MulForm::Float64 && smem_swizzled(); }
+// Whether passes with PassIo's steps are built for the form and layout in use of DIF's passes (or DIT's): the default
+// ones only (f64, swizzled; launch_io_pass).
+bool io_passes_built(bool dit = false) { return mul_form(dit) == MulForm::Float64 && smem_swizzled(); }
 
 // Whether H's pointwise steps run inside its passes (PassIo): with the default form and layout (io_passes_built),
 // unless CUZK_H_FUSED=0 asks for the separate kernels (an A/B switch). H 2^27 279.1 against 284.6 ms, 2^24 31.58 against
@@ -246,7 +246,8 @@ bool bitrev_h() {
 
 // Whether an NTT from natural to natural order runs its passes out of place through a scratch vector from the pool,
 // the last one storing in natural order (run_passes' scratch), in the default form and layout, and an inverse one
-// from natural order scales in its last pass's stores, unless CUZK_NTT_BITREV=0 asks for the passes in place and a
+// from natural order (off a coset, from either order) scales in its last pass's stores, unless CUZK_NTT_BITREV=0
+// asks for the passes in place and a
 // scaling sweep and a bit reversal after them (an A/B switch). Forward 2^27 44.0 -> 41.1 ms, 2^24 4.99 -> 4.62 ms
 // (H100, 2026-12-06, two rounds; BENCHMARKS), for 4 GiB more device memory at 2^27 while it runs.
 bool natural_ntt() {
@@ -299,8 +300,9 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
         }
         cudaError_t err;
         if (io_steps) {
-            if (dit || !io_passes_built())
-                return status_msg(1, "run_passes: pointwise steps in a pass need DIF, the f64 form and the swizzled layout");
+            if (!io_passes_built(dit) || (dit && io_steps != PASS_IO_HALVE))
+                return status_msg(1, "run_passes: pointwise steps in a pass need the f64 form, the swizzled layout and "
+                                     "DIF (DIT: PASS_IO_HALVE alone)");
             if (io_steps & PASS_IO_TWIST) shmem += twist_smem(ps.log_ghigh);
             switch (io_steps) {
                 case PASS_IO_TWIST: err = launch_io_pass<PASS_IO_TWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
@@ -313,7 +315,10 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
                 case PASS_IO_OUT: err = launch_io_pass<PASS_IO_OUT>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 case PASS_IO_BITREV: err = launch_io_pass<PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 case PASS_IO_SCALE | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_HALVE: err = launch_io_pass<PASS_IO_HALVE>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_HALVE:
+                    err = dit ? launch_io_pass<PASS_IO_HALVE, true>(grid, threads, shmem, stream, data, log_n, ps, tw, *io)
+                              : launch_io_pass<PASS_IO_HALVE>(grid, threads, shmem, stream, data, log_n, ps, tw, *io);
+                    break;
                 case PASS_IO_HALVE | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_HALVE | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
                 default: return status_msg(1, "run_passes: no pass is built for these pointwise steps");
             }
@@ -573,6 +578,15 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
         if (ran) return status_ok();
         CUZK_CHECK(run_passes(false, data, log_n, batch, d->tw_inv, stream, &io, PASS_IO_NONE, steps));
         if (!out_rev) CUZK_CHECK(bit_reverse(data, log_n, batch, stream));
+        return status_ok();
+    }
+    // From bit-reversed order off a coset (DIT): n^-1 in the last pass's stores too (PASS_IO_HALVE), in place of the
+    // scaling sweep: 2^27 45.25 -> 42.37 ms, 2^24 5.06 -> 4.70 ms (H100, 2026-12-06, two rounds against
+    // CUZK_NTT_BITREV=0; BENCHMARKS).
+    if (in_rev && !coset && log_n > 0 && natural_ntt() && io_passes_built(true)) {
+        PassIo io{};
+        CUZK_CHECK(run_passes(true, data, log_n, batch, d->tw_inv, stream, &io, PASS_IO_NONE, PASS_IO_HALVE));
+        if (out_rev) CUZK_CHECK(bit_reverse(data, log_n, batch, stream));
         return status_ok();
     }
     CUZK_CHECK(run_passes(in_rev, data, log_n, batch, d->tw_inv, stream));

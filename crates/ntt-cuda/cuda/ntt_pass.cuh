@@ -196,8 +196,8 @@ constexpr uint32_t COSET_LO_BITS = 12;
 // (unless the pass is the whole transform, one block). Without PASS_IO_SCALE the scalars go as they are (the forward
 // NTT from natural to natural order, ntt.cu's natural_ntt). PASS_IO_OUT: the pass stores into `out` at the same
 // indices (the first pass of that NTT, out of place).
-// PASS_IO_HALVE (a transform's last DIF pass, in place of PASS_IO_SCALE): each scalar stored is multiplied by
-// 2^-log_n, the inverse transform's n^-1, by mont_div_pow2 (no product; ntt.cu's inverse NTT off a coset).
+// PASS_IO_HALVE (a transform's last pass, DIF in place of PASS_IO_SCALE, or DIT): each scalar stored is multiplied
+// by 2^-log_n, the inverse transform's n^-1, by mont_div_pow2 (no product; ntt.cu's inverse NTT off a coset).
 // Against the bit reversal after the pass (CUZK_H_BITREV=0): H 2^27 270.3 -> 267.9 ms, 2^24 29.87 -> 29.61 ms (H100,
 // 2026-12-06, two rounds; BENCHMARKS).
 enum : uint32_t {
@@ -396,6 +396,7 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     static_assert(!(IO & (PASS_IO_BITREV | PASS_IO_OUT)) || !DIT, "stores elsewhere are a DIF pass's");
     static_assert(!((IO & PASS_IO_BITREV) && (IO & PASS_IO_OUT)), "PASS_IO_BITREV or PASS_IO_OUT, not both");
     static_assert(!((IO & PASS_IO_HALVE) && (IO & PASS_IO_SCALE)), "PASS_IO_HALVE or PASS_IO_SCALE, not both");
+    static_assert(!DIT || (IO & ~PASS_IO_HALVE) == 0, "a DIT pass's only step is PASS_IO_HALVE");
     extern __shared__ uint4 smem_raw[];
     constexpr bool LAZY = lazy_form<FORM>();
     const uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;

@@ -19,6 +19,10 @@
 //      transform in natural order: the first pass stores into the scratch (PASS_IO_OUT), the middle ones run there,
 //      the last stores into the scalars' buffer at the bit reversals (PASS_IO_BITREV, with PASS_IO_SCALE or
 //      PASS_IO_HALVE as ntt.cu's inverse transform scales; a lone pass in place).
+//   4, halving DIT passes (f64, swizzled, as ntt.cu's inverse transform from bit-reversed order off a coset runs
+//      them): threads a block (int32), log_n, P, the P stage counts (uint32 each), the 2^log_n scalars, the
+//      max(1, 2^log_n / 2) twiddles -> the 2^log_n scalars after the passes in place, the last one multiplying each
+//      by 2^-log_n as it stores it (PASS_IO_HALVE).
 #define CUZK_HOST_EMU
 #include "host_emu.h"
 
@@ -222,10 +226,43 @@ int natural_passes() {
     return std::fwrite(data.data(), sizeof(fr_t), n, stdout) == n ? 0 : 3;
 }
 
+int halving_dit_passes() {
+    int32_t threads = 0;
+    uint32_t log_n = 0, count = 0;
+    if (!read(&threads) || !read(&log_n) || !read(&count)) return 2;
+    if (log_n < 1 || log_n > 20 || count < 1 || count > 32 || threads < 1 || threads > (int32_t)PASS_MAX_THREADS)
+        return 4;
+    std::vector<uint32_t> ks(count);
+    if (!read(ks.data(), count)) return 2;
+    const size_t n = size_t(1) << log_n, tw_n = n / 2;
+    std::vector<fr_t> data(n), tw(tw_n);
+    if (!read(data.data(), n) || !read(tw.data(), tw_n)) return 2;
+    uint32_t done = 0;
+    for (uint32_t p = 0; p < count; p++) {
+        const uint32_t k = ks[p];
+        if (k < 1 || k > MAX_LOG_BLOCK || done + k > log_n) return 4;
+        const PassPlan plan = plan_pass(true, log_n, k, done, (uint32_t)threads);
+        if (p + 1 == count)
+            host_emu::launch(dim3(1u << (log_n - plan.log_e)), plan.threads, [&] {
+                ntt_pass<true, MulForm::Float64, true, PASS_IO_HALVE>(data.data(), log_n, plan.ps, tw.data(), PassIo{});
+            });
+        else
+            run_pass<true, MulForm::Float64, true>(plan, data.data(), log_n, tw.data());
+        done += k;
+    }
+    if (done != log_n) return 4;
+    return std::fwrite(data.data(), sizeof(fr_t), n, stdout) == n ? 0 : 3;
+}
+
 int main() {
     int32_t kind = -1;
     if (!read(&kind)) return 2;
-    const int rc = kind == 0 ? field() : kind == 1 ? passes() : kind == 2 ? h_passes() : kind == 3 ? natural_passes() : 4;
+    const int rc = kind == 0   ? field()
+                   : kind == 1 ? passes()
+                   : kind == 2 ? h_passes()
+                   : kind == 3 ? natural_passes()
+                   : kind == 4 ? halving_dit_passes()
+                               : 4;
     if (rc == 2) std::fprintf(stderr, "host_emu: the request on stdin is short\n");
     if (rc == 4) std::fprintf(stderr, "host_emu: the request is out of range (kind, form, sizes or stage counts)\n");
     return rc;

@@ -284,6 +284,58 @@ fn natural_order_passes_match_cpu_on_the_host() {
     }
 }
 
+/// The inverse transform from bit-reversed to natural order off a coset as `ntt.cu` runs it: DIT passes (f64,
+/// swizzled) in place, the last one multiplying each scalar by 2^-log_n as it stores it (`PASS_IO_HALVE`), against the
+/// CPU's inverse transform.
+fn check_halving_dit_passes(exe: &Path, split: &[u32], threads: i32, rng: &mut impl Rng) {
+    let log_n: u32 = split.iter().sum();
+    let cpu = Domain::new(log_n).unwrap();
+    let data: Vec<Scalar> = (0..cpu.size())
+        .map(|_| edge_or_random_scalar(rng))
+        .collect();
+    let mut expect = data.clone();
+    cpu.ifft(&mut expect).unwrap();
+    let mut reversed = data;
+    bit_reverse(&mut reversed);
+    let mut input = Vec::new();
+    input.extend_from_slice(&4i32.to_le_bytes()); // a halving DIT passes request
+    input.extend_from_slice(&threads.to_le_bytes());
+    for v in [log_n, split.len() as u32]
+        .into_iter()
+        .chain(split.iter().copied())
+    {
+        input.extend_from_slice(&v.to_le_bytes());
+    }
+    reversed.iter().for_each(|x| put_raw(&mut input, x));
+    let omega_inv = root_of_unity(log_n).unwrap().invert().unwrap();
+    powers(omega_inv, reversed.len() / 2).for_each(|x| put_raw(&mut input, &x));
+    let what = format!("halving DIT passes, split {split:?}, {threads} threads");
+    check_h_output(exe, &input, &expect, &what);
+}
+
+#[test]
+fn halving_dit_passes_match_cpu_on_the_host() {
+    let Some(exe) = default_build() else {
+        return;
+    };
+    let mut rng = fresh_rng("halving_dit_passes_match_cpu_on_the_host");
+    // One pass (2^1, 2^5, 2^10), two, three and six; 4 threads a block, and the kernel's 256 at 2^10 and 2^12.
+    let splits: [&[u32]; 7] = [
+        &[1],
+        &[5],
+        &[10],
+        &[7, 6],
+        &[1, 3, 10],
+        &[4, 4, 4],
+        &[1, 1, 1, 1, 1, 1],
+    ];
+    for split in splits {
+        check_halving_dit_passes(&exe, split, 4, &mut rng);
+    }
+    check_halving_dit_passes(&exe, &[10], 256, &mut rng);
+    check_halving_dit_passes(&exe, &[6, 6], 256, &mut rng);
+}
+
 /// ntt.cu's split of a transform into passes: the fewest, as even as they allow (no size here takes a measured split).
 fn even_split(log_n: u32) -> Vec<u32> {
     let passes = log_n.div_ceil(10);
