@@ -434,41 +434,35 @@ fn heavy_sweep_2_24_and_2_27() {
             .collect();
         let stream = Stream::new().unwrap();
         let domain = GpuDomain::new(log_n).unwrap();
-        let mut d = DeviceScalars::from_host_padded(&input, n, &stream).unwrap();
-        domain
-            .ntt(
-                &mut d,
-                1,
-                Direction::Forward,
-                Order::Natural,
-                Order::Natural,
-                None,
-                &stream,
-            )
-            .unwrap();
-        let got = d.to_host(n, &stream).unwrap();
+        // Forward, and inverse (scaled in its last pass's stores), natural to natural order.
+        let on_gpu = |direction| {
+            let mut d = DeviceScalars::from_host_padded(&input, n, &stream).unwrap();
+            domain
+                .ntt(
+                    &mut d,
+                    1,
+                    direction,
+                    Order::Natural,
+                    Order::Natural,
+                    None,
+                    &stream,
+                )
+                .unwrap();
+            d.to_host(n, &stream).unwrap()
+        };
         let mut expect = input.clone();
         cpu.fft(&mut expect).unwrap();
-        assert!(got == expect, "forward NTT 2^{log_n} differs");
-        drop((d, expect, got));
-        // The inverse, natural to natural (scaled in its last pass's stores).
-        let mut d = DeviceScalars::from_host_padded(&input, n, &stream).unwrap();
-        domain
-            .ntt(
-                &mut d,
-                1,
-                Direction::Inverse,
-                Order::Natural,
-                Order::Natural,
-                None,
-                &stream,
-            )
-            .unwrap();
-        let got = d.to_host(n, &stream).unwrap();
-        let mut expect = input.clone();
+        assert!(
+            on_gpu(Direction::Forward) == expect,
+            "forward NTT 2^{log_n} differs"
+        );
+        expect.clone_from(&input);
         cpu.ifft(&mut expect).unwrap();
-        assert!(got == expect, "inverse NTT 2^{log_n} differs");
-        drop((d, expect, got));
+        assert!(
+            on_gpu(Direction::Inverse) == expect,
+            "inverse NTT 2^{log_n} differs"
+        );
+        drop(expect);
         let len = n - 5;
         check_h(len, &mut rng);
         eprintln!("2^{log_n}: NTT, inverse NTT and H agree with the CPU");

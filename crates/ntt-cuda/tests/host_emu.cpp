@@ -181,15 +181,24 @@ int h_passes() {
     return std::fwrite(result.data(), sizeof(fr_t), n, stdout) == n ? 0 : 3;
 }
 
-int natural_passes() {
-    int32_t threads = 0;
-    uint32_t log_n = 0, count = 0;
+// The head of requests 3 and 4: threads a block, log_n, P and the P stage counts. 0, or main's code (2 short, 4 out of
+// range).
+int read_split(int32_t& threads, uint32_t& log_n, std::vector<uint32_t>& ks) {
+    uint32_t count = 0;
     if (!read(&threads) || !read(&log_n) || !read(&count)) return 2;
     if (log_n < 1 || log_n > 20 || count < 1 || count > 32 || threads < 1 || threads > (int32_t)PASS_MAX_THREADS)
         return 4;
-    std::vector<uint32_t> ks(count);
-    uint32_t scales = 0;
-    if (!read(ks.data(), count) || !read(&scales)) return 2;
+    ks.resize(count);
+    return read(ks.data(), count) ? 0 : 2;
+}
+
+int natural_passes() {
+    int32_t threads = 0;
+    uint32_t log_n = 0, scales = 0;
+    std::vector<uint32_t> ks;
+    if (const int rc = read_split(threads, log_n, ks)) return rc;
+    const uint32_t count = (uint32_t)ks.size();
+    if (!read(&scales)) return 2;
     if (scales > 2) return 4;
     const size_t n = size_t(1) << log_n, tw_n = n / 2, hi_n = std::max<size_t>(1, n >> COSET_LO_BITS);
     std::vector<fr_t> data(n), tw(tw_n), scratch(n), lo, hi;
@@ -228,12 +237,10 @@ int natural_passes() {
 
 int halving_dit_passes() {
     int32_t threads = 0;
-    uint32_t log_n = 0, count = 0;
-    if (!read(&threads) || !read(&log_n) || !read(&count)) return 2;
-    if (log_n < 1 || log_n > 20 || count < 1 || count > 32 || threads < 1 || threads > (int32_t)PASS_MAX_THREADS)
-        return 4;
-    std::vector<uint32_t> ks(count);
-    if (!read(ks.data(), count)) return 2;
+    uint32_t log_n = 0;
+    std::vector<uint32_t> ks;
+    if (const int rc = read_split(threads, log_n, ks)) return rc;
+    const uint32_t count = (uint32_t)ks.size();
     const size_t n = size_t(1) << log_n, tw_n = n / 2;
     std::vector<fr_t> data(n), tw(tw_n);
     if (!read(data.data(), n) || !read(tw.data(), tw_n)) return 2;

@@ -190,6 +190,36 @@ fn check_passes(exe: &Path, passes: Passes<'_>, log_n: u32, rng: &mut impl Rng) 
     }
 }
 
+/// The head of a request to `tests/host_emu.cpp` of kind 2, 3 or 4: the kind, threads a block, log_n (the split's
+/// sum), the pass count and each pass's stages, then `extra` (uint32 each).
+fn split_request(kind: i32, threads: i32, split: &[u32], extra: &[u32]) -> Vec<u8> {
+    let mut input = Vec::new();
+    input.extend_from_slice(&kind.to_le_bytes());
+    input.extend_from_slice(&threads.to_le_bytes());
+    let log_n: u32 = split.iter().sum();
+    for v in [log_n, split.len() as u32]
+        .into_iter()
+        .chain(split.iter().copied())
+        .chain(extra.iter().copied())
+    {
+        input.extend_from_slice(&v.to_le_bytes());
+    }
+    input
+}
+
+/// Splits for the natural-order and halving passes: one pass (2^1, 2^5, 2^10), two (the last pass's block holding
+/// 1, 16 or 64 groups), three (one in the scratch between) and six.
+const NATURAL_SPLITS: [&[u32]; 8] = [
+    &[1],
+    &[5],
+    &[10],
+    &[7, 6],
+    &[10, 4],
+    &[1, 3, 10],
+    &[4, 4, 4],
+    &[1, 1, 1, 1, 1, 1],
+];
+
 /// How the last pass of a natural-order transform scales its stores (`host_emu.cpp`'s request 3).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Scaling {
@@ -237,16 +267,7 @@ fn check_natural_passes(
             *x *= n_scalar * lo[i & mask] * hi[i >> COSET_LO_BITS];
         }
     }
-    let mut input = Vec::new();
-    input.extend_from_slice(&3i32.to_le_bytes()); // a natural-order passes request
-    input.extend_from_slice(&threads.to_le_bytes());
-    for v in [log_n, split.len() as u32]
-        .into_iter()
-        .chain(split.iter().copied())
-        .chain([scaling as u32])
-    {
-        input.extend_from_slice(&v.to_le_bytes());
-    }
+    let mut input = split_request(3, threads, split, &[scaling as u32]); // a natural-order passes request
     data.iter().for_each(|x| put_raw(&mut input, x));
     powers(omega, n / 2).for_each(|x| put_raw(&mut input, &x));
     if scaling == Scaling::Tables {
@@ -262,21 +283,10 @@ fn natural_order_passes_match_cpu_on_the_host() {
         return;
     };
     let mut rng = fresh_rng("natural_order_passes_match_cpu_on_the_host");
-    // One pass in place (2^1, 2^5, 2^10), two (the last pass's block holding 1, 16 or 64 groups), three (one in the
-    // scratch between) and six; the kernel's 256 threads at 2^10 and 2^12; forward, and inverse with each of the
-    // last pass's scalings (hi's index past 0 from 2^13; 2^-k for k = 1, 5, 10, 12, 13, 14, 6).
-    let splits: [&[u32]; 8] = [
-        &[1],
-        &[5],
-        &[10],
-        &[7, 6],
-        &[10, 4],
-        &[1, 3, 10],
-        &[4, 4, 4],
-        &[1, 1, 1, 1, 1, 1],
-    ];
+    // NATURAL_SPLITS (the lone pass in place) with 4 threads, the kernel's 256 at 2^10 and 2^12; forward, and inverse
+    // with each of the last pass's scalings (hi's index past 0 from 2^13; 2^-k for k = 1, 5, 10, 13, 14, 12, 6).
     for scaling in [Scaling::None, Scaling::Tables, Scaling::Halve] {
-        for split in splits {
+        for split in NATURAL_SPLITS {
             check_natural_passes(&exe, split, 4, scaling, &mut rng);
         }
         check_natural_passes(&exe, &[10], 256, scaling, &mut rng);
@@ -297,15 +307,7 @@ fn check_halving_dit_passes(exe: &Path, split: &[u32], threads: i32, rng: &mut i
     cpu.ifft(&mut expect).unwrap();
     let mut reversed = data;
     bit_reverse(&mut reversed);
-    let mut input = Vec::new();
-    input.extend_from_slice(&4i32.to_le_bytes()); // a halving DIT passes request
-    input.extend_from_slice(&threads.to_le_bytes());
-    for v in [log_n, split.len() as u32]
-        .into_iter()
-        .chain(split.iter().copied())
-    {
-        input.extend_from_slice(&v.to_le_bytes());
-    }
+    let mut input = split_request(4, threads, split, &[]); // a halving DIT passes request
     reversed.iter().for_each(|x| put_raw(&mut input, x));
     let omega_inv = root_of_unity(log_n).unwrap().invert().unwrap();
     powers(omega_inv, reversed.len() / 2).for_each(|x| put_raw(&mut input, &x));
@@ -319,17 +321,8 @@ fn halving_dit_passes_match_cpu_on_the_host() {
         return;
     };
     let mut rng = fresh_rng("halving_dit_passes_match_cpu_on_the_host");
-    // One pass (2^1, 2^5, 2^10), two, three and six; 4 threads a block, and the kernel's 256 at 2^10 and 2^12.
-    let splits: [&[u32]; 7] = [
-        &[1],
-        &[5],
-        &[10],
-        &[7, 6],
-        &[1, 3, 10],
-        &[4, 4, 4],
-        &[1, 1, 1, 1, 1, 1],
-    ];
-    for split in splits {
+    // NATURAL_SPLITS with 4 threads a block, and the kernel's 256 at 2^10 and 2^12.
+    for split in NATURAL_SPLITS {
         check_halving_dit_passes(&exe, split, 4, &mut rng);
     }
     check_halving_dit_passes(&exe, &[10], 256, &mut rng);
@@ -499,17 +492,7 @@ fn h_request(
     omega: Scalar,
     tables: [&[Scalar]; 4],
 ) -> Vec<u8> {
-    let log_n: u32 = split.iter().sum();
-    let mut input = Vec::new();
-    input.extend_from_slice(&2i32.to_le_bytes()); // an H passes request
-    input.extend_from_slice(&4i32.to_le_bytes()); // threads a block
-    for v in [log_n, split.len() as u32]
-        .into_iter()
-        .chain(split.iter().copied())
-        .chain(io)
-    {
-        input.extend_from_slice(&v.to_le_bytes());
-    }
+    let mut input = split_request(2, 4, split, &io); // an H passes request, 4 threads a block
     data.iter().for_each(|x| put_raw(&mut input, x));
     powers(omega, data.len() / 2).for_each(|x| put_raw(&mut input, &x));
     for v in tables {
