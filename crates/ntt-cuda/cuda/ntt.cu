@@ -247,9 +247,9 @@ bool bitrev_h() {
 // Whether an NTT from natural to natural order runs its passes out of place through a scratch vector from the pool,
 // the last one storing in natural order (run_passes' scratch), in the default form and layout, and an inverse one
 // from natural order (off a coset, from either order) scales in its last pass's stores, unless CUZK_NTT_BITREV=0
-// asks for the passes in place and a
-// scaling sweep and a bit reversal after them (an A/B switch). Forward 2^27 44.0 -> 41.1 ms, 2^24 4.99 -> 4.62 ms
-// (H100, 2026-12-06, two rounds; BENCHMARKS), for 4 GiB more device memory at 2^27 while it runs.
+// asks for the passes in place and a scaling sweep and a bit reversal after them (an A/B switch). Forward 2^27 44.0
+// -> 41.1 ms, 2^24 4.99 -> 4.62 ms (H100, 2026-12-06, two rounds; BENCHMARKS), for 4 GiB more device memory at 2^27
+// while it runs (the inverse's figures are at ntt below).
 bool natural_ntt() {
     static const bool on = env_word("CUZK_NTT_BITREV", {"0", "1"}) != 0 && io_passes_built();
     return on;

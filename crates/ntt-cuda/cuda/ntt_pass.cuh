@@ -196,10 +196,10 @@ constexpr uint32_t COSET_LO_BITS = 12;
 // (unless the pass is the whole transform, one block). Without PASS_IO_SCALE the scalars go as they are (the forward
 // NTT from natural to natural order, ntt.cu's natural_ntt). PASS_IO_OUT: the pass stores into `out` at the same
 // indices (the first pass of that NTT, out of place).
-// PASS_IO_HALVE (a transform's last pass, DIF in place of PASS_IO_SCALE, or DIT): each scalar stored is multiplied
-// by 2^-log_n, the inverse transform's n^-1, by mont_div_pow2 (no product; ntt.cu's inverse NTT off a coset).
 // Against the bit reversal after the pass (CUZK_H_BITREV=0): H 2^27 270.3 -> 267.9 ms, 2^24 29.87 -> 29.61 ms (H100,
 // 2026-12-06, two rounds; BENCHMARKS).
+// PASS_IO_HALVE (a transform's last pass, DIF in place of PASS_IO_SCALE, or DIT): each scalar stored is multiplied
+// by 2^-log_n, the inverse transform's n^-1, by mont_div_pow2 (no product; ntt.cu's inverse NTT off a coset).
 enum : uint32_t {
     PASS_IO_NONE = 0,
     PASS_IO_MUL = 1,
