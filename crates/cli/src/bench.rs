@@ -79,6 +79,16 @@ fn fill(n: usize, seed: u64) -> Vec<Scalar> {
         .collect()
 }
 
+/// A domain of 2^log_n, a stream, and `fill`'s scalars for it uploaded and ready on the device.
+fn timing_input(log_n: u32) -> Result<(GpuDomain, Stream, DeviceScalars)> {
+    let n = 1usize << log_n;
+    let domain = GpuDomain::new(log_n)?;
+    let stream = Stream::new()?;
+    let d = DeviceScalars::from_host_padded(&fill(n, log_n as u64), n, &stream)?;
+    stream.synchronize()?;
+    Ok((domain, stream, d))
+}
+
 fn ntt(a: NttArgs) -> Result<()> {
     let device = gpu::device().context("cuzk bench ntt needs a GPU")?;
     let mut report = Report::streaming("bench ntt", a.json);
@@ -99,10 +109,7 @@ fn ntt(a: NttArgs) -> Result<()> {
     );
     for &log_n in &a.sizes {
         let n = 1usize << log_n;
-        let domain = GpuDomain::new(log_n)?;
-        let stream = Stream::new()?;
-        let mut d = DeviceScalars::from_host_padded(&fill(n, log_n as u64), n, &stream)?;
-        stream.synchronize()?;
+        let (domain, _stream, mut d) = timing_input(log_n)?;
         let mut times = Vec::new();
         for _ in 0..3 {
             times.push(domain.time_forward(&mut d, a.iterations.max(1))?);
@@ -127,11 +134,7 @@ fn ntt(a: NttArgs) -> Result<()> {
         );
     }
     for &log_n in &a.inverse_sizes {
-        let n = 1usize << log_n;
-        let domain = GpuDomain::new(log_n)?;
-        let stream = Stream::new()?;
-        let mut d = DeviceScalars::from_host_padded(&fill(n, log_n as u64), n, &stream)?;
-        stream.synchronize()?;
+        let (domain, stream, mut d) = timing_input(log_n)?;
         // To natural order from natural order (DIF) and from bit-reversed order (DIT); the input is timing data
         // either way.
         for (key, label, input) in [

@@ -267,8 +267,9 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
                        const PassIo* io = nullptr, uint32_t first_io = PASS_IO_NONE, uint32_t last_io = PASS_IO_NONE,
                        bool after_twist = false, fr_t* scratch = nullptr) {
     if (log_n == 0) return status_ok();
-    if (scratch && (dit || after_twist || first_io || (last_io & ~(PASS_IO_SCALE | PASS_IO_HALVE)) ||
-                    ((last_io & PASS_IO_SCALE) && !io)))
+    constexpr uint32_t READS_IO = PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_TWIST;
+    if (!io && ((first_io | last_io) & READS_IO)) return status_msg(1, "run_passes: these steps need io's vectors");
+    if (scratch && (dit || after_twist || first_io || (last_io & ~(PASS_IO_SCALE | PASS_IO_HALVE))))
         return status_msg(1, "run_passes: a natural-order output is DIF's, with no steps but the last pass's scaling");
     if (scratch == data && pass_split(log_n).size() > 1)
         return status_msg(1, "run_passes: a natural-order output in place needs a single pass");
@@ -282,21 +283,20 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
         std::reverse(ks.begin(), ks.end());
     }
     const uint32_t passes = (uint32_t)ks.size();
-    const PassIo given = io ? *io : PassIo{};  // the scratch path points io at a copy of it with out set, per pass
+    const PassIo given = io ? *io : PassIo{};  // the passes' copy; the scratch path sets its out, per pass
     for (uint32_t p = 0; p < passes; p++) {
         const PassPlan plan = plan_pass(dit, log_n, ks[p], done, pass_threads());
         const PassShape& ps = plan.ps;
         const uint32_t threads = plan.threads;
         size_t shmem = plan.shmem;
         const dim3 grid(1u << (log_n - plan.log_e), batch);
-        uint32_t io_steps = io ? (p == 0 ? first_io : 0) | (p + 1 == passes ? last_io : 0) : 0;
-        PassIo out_io = given;
+        uint32_t io_steps = (p == 0 ? first_io : 0) | (p + 1 == passes ? last_io : 0);
+        PassIo pio = given;
         if (scratch) {
             // The pass's source and where its stores go.
             data = p == 0 ? in : scratch;
-            out_io.out = p + 1 == passes ? in : scratch;
+            pio.out = p + 1 == passes ? in : scratch;
             io_steps = p + 1 == passes ? PASS_IO_BITREV | last_io : p == 0 ? PASS_IO_OUT : PASS_IO_NONE;
-            io = &out_io;
         }
         cudaError_t err;
         if (io_steps) {
@@ -305,21 +305,21 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
                                      "DIF (DIT: PASS_IO_HALVE alone)");
             if (io_steps & PASS_IO_TWIST) shmem += twist_smem(ps.log_ghigh);
             switch (io_steps) {
-                case PASS_IO_TWIST: err = launch_io_pass<PASS_IO_TWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_MUL: err = launch_io_pass<PASS_IO_MUL>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_SCALE: err = launch_io_pass<PASS_IO_SCALE>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_SCALE | PASS_IO_SUB: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB: err = launch_io_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_OUT: err = launch_io_pass<PASS_IO_OUT>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_BITREV: err = launch_io_pass<PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
-                case PASS_IO_SCALE | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_TWIST: err = launch_io_pass<PASS_IO_TWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_MUL: err = launch_io_pass<PASS_IO_MUL>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_SCALE: err = launch_io_pass<PASS_IO_SCALE>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_SCALE | PASS_IO_SUB: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB: err = launch_io_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_OUT: err = launch_io_pass<PASS_IO_OUT>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_BITREV: err = launch_io_pass<PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_SCALE | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
                 case PASS_IO_HALVE:
-                    err = dit ? launch_io_pass<PASS_IO_HALVE, true>(grid, threads, shmem, stream, data, log_n, ps, tw, *io)
-                              : launch_io_pass<PASS_IO_HALVE>(grid, threads, shmem, stream, data, log_n, ps, tw, *io);
+                    err = dit ? launch_io_pass<PASS_IO_HALVE, true>(grid, threads, shmem, stream, data, log_n, ps, tw, pio)
+                              : launch_io_pass<PASS_IO_HALVE>(grid, threads, shmem, stream, data, log_n, ps, tw, pio);
                     break;
-                case PASS_IO_HALVE | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_HALVE | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, *io); break;
+                case PASS_IO_HALVE | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_HALVE | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
                 default: return status_msg(1, "run_passes: no pass is built for these pointwise steps");
             }
             CUZK_TRY(err);
@@ -508,33 +508,33 @@ __global__ void coset_scale_sub_kernel(fr_t* data, const fr_t* sub, uint32_t log
 }
 
 
-// The DIF passes from natural to natural order (natural_ntt), with last_io's steps on the last pass's stores (io's
-// tables): out of place through a scratch vector, stream-ordered from the pool, or in place where one pass holds the
-// transform. *ran is false when the card cannot hold the scratch (nothing ran; the caller takes the passes in place
-// and a bit reversal).
-cuzk_status natural_order_passes(fr_t* data, uint32_t log_n, uint32_t batch, const fr_t* tw, cudaStream_t stream,
-                                 const PassIo* io, uint32_t last_io, bool* ran) {
-    *ran = true;
+// The DIF passes from natural order with last_io's steps on the last pass's stores (io's tables), to natural order
+// unless out_rev (natural_ntt): out of place through a scratch vector, stream-ordered from the pool, or in place where
+// one pass holds the transform; a card that cannot hold the scratch takes the passes in place and a bit reversal.
+cuzk_status dif_from_natural(fr_t* data, uint32_t log_n, uint32_t batch, const fr_t* tw, cudaStream_t stream,
+                             const PassIo* io, uint32_t last_io, bool out_rev) {
+    if (out_rev) return run_passes(false, data, log_n, batch, tw, stream, io, PASS_IO_NONE, last_io);
     if (pass_split(log_n).size() == 1)
         return run_passes(false, data, log_n, batch, tw, stream, io, PASS_IO_NONE, last_io, false, data);
     fr_t* scratch = nullptr;
-    if (pool_malloc_async((void**)&scratch, sizeof(fr_t) * ((size_t)batch << log_n), stream) != cudaSuccess) {
-        cudaGetLastError();  // out of memory
-        static std::atomic<bool> told{false};
-        if (!told.exchange(true)) {
-            fprintf(stderr,
-                    "cuzk: note: no device memory for an NTT's %zu-byte scratch vector; natural-order transforms run "
-                    "in place and bit-reverse (slower, same results)\n",
-                    sizeof(fr_t) * ((size_t)batch << log_n));
-        }
-        *ran = false;
+    if (pool_malloc_async((void**)&scratch, sizeof(fr_t) * ((size_t)batch << log_n), stream) == cudaSuccess) {
+        const cuzk_status st =
+            run_passes(false, data, log_n, batch, tw, stream, io, PASS_IO_NONE, last_io, false, scratch);
+        const cudaError_t freed = cudaFreeAsync(scratch, stream);
+        if (st.code != 0) return st;
+        CUZK_TRY(freed);
         return status_ok();
     }
-    const cuzk_status st = run_passes(false, data, log_n, batch, tw, stream, io, PASS_IO_NONE, last_io, false, scratch);
-    const cudaError_t freed = cudaFreeAsync(scratch, stream);
-    if (st.code != 0) return st;
-    CUZK_TRY(freed);
-    return status_ok();
+    cudaGetLastError();  // out of memory
+    static std::atomic<bool> told{false};
+    if (!told.exchange(true)) {
+        fprintf(stderr,
+                "cuzk: note: no device memory for an NTT's %zu-byte scratch vector; natural-order transforms run in "
+                "place and bit-reverse (slower, same results)\n",
+                sizeof(fr_t) * ((size_t)batch << log_n));
+    }
+    CUZK_CHECK(run_passes(false, data, log_n, batch, tw, stream, io, PASS_IO_NONE, last_io));
+    return bit_reverse(data, log_n, batch, stream);
 }
 
 // The general transform: see ntt.h.
@@ -549,11 +549,8 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
         }
         // DIF takes natural order to bit-reversed; DIT bit-reversed to natural. Natural to natural: out of place
         // through a scratch vector, in place of the bit reversal's read and write of the vector (natural_ntt).
-        if (!in_rev && !out_rev && log_n > 0 && natural_ntt()) {
-            bool ran = false;
-            CUZK_CHECK(natural_order_passes(data, log_n, batch, d->tw_fwd, stream, nullptr, PASS_IO_NONE, &ran));
-            if (ran) return status_ok();
-        }
+        if (!in_rev && !out_rev && log_n > 0 && natural_ntt())
+            return dif_from_natural(data, log_n, batch, d->tw_fwd, stream, nullptr, PASS_IO_NONE, false);
         CUZK_CHECK(run_passes(in_rev, data, log_n, batch, d->tw_fwd, stream));
         bool now_rev = !in_rev;
         if (now_rev != out_rev) CUZK_CHECK(bit_reverse(data, log_n, batch, stream));
@@ -573,19 +570,13 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
             io.hi = t.hi;
             steps = PASS_IO_SCALE;
         }
-        bool ran = false;
-        if (!out_rev) CUZK_CHECK(natural_order_passes(data, log_n, batch, d->tw_inv, stream, &io, steps, &ran));
-        if (ran) return status_ok();
-        CUZK_CHECK(run_passes(false, data, log_n, batch, d->tw_inv, stream, &io, PASS_IO_NONE, steps));
-        if (!out_rev) CUZK_CHECK(bit_reverse(data, log_n, batch, stream));
-        return status_ok();
+        return dif_from_natural(data, log_n, batch, d->tw_inv, stream, &io, steps, out_rev);
     }
     // From bit-reversed order off a coset (DIT): n^-1 in the last pass's stores too (PASS_IO_HALVE), in place of the
     // scaling sweep: 2^27 45.25 -> 42.37 ms, 2^24 5.06 -> 4.70 ms (H100, 2026-12-06, two rounds against
     // CUZK_NTT_BITREV=0; BENCHMARKS).
     if (in_rev && !coset && log_n > 0 && natural_ntt() && io_passes_built(true)) {
-        PassIo io{};
-        CUZK_CHECK(run_passes(true, data, log_n, batch, d->tw_inv, stream, &io, PASS_IO_NONE, PASS_IO_HALVE));
+        CUZK_CHECK(run_passes(true, data, log_n, batch, d->tw_inv, stream, nullptr, PASS_IO_NONE, PASS_IO_HALVE));
         if (out_rev) CUZK_CHECK(bit_reverse(data, log_n, batch, stream));
         return status_ok();
     }
