@@ -497,7 +497,10 @@ __device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, c
     // Measured (H100, 2026-12-06, two rounds alternating against the previous build): the product's rate 57.9e9 ->
     // 58.8e9/s, the 2^27 forward NTT 41.15 -> 40.48 ms, H 2^27 264.7 -> 261.1 ms (BENCHMARKS).
     constexpr long long BIAS = 1ll << 62;
-    auto carry = [](long long x, int s) { return (long long)((unsigned long long)x >> s) - (BIAS >> s); };
+    // x >> s for x carrying `bias` (a multiple of 2^s), the carried bias >> s taken off.
+    auto carry = [](long long x, int s, long long bias) {
+        return (long long)((unsigned long long)x >> s) - (bias >> s);
+    };
     long long t[L + 1];
 #pragma unroll
     for (int j = 0; j <= L; j++) t[j] = BIAS;
@@ -527,7 +530,7 @@ __device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, c
                 f64_mul_acc(m, (double)M::f64_p(j), t[j], t[j + 1]);
         }
         if (i < L - 1) {
-            const long long cr = carry(t[0], W);  // t_0's low 52 bits are 0 by the choice of m
+            const long long cr = carry(t[0], W, BIAS);  // t_0's low 52 bits are 0 by the choice of m
 #pragma unroll
             for (int j = 0; j < L; j++) t[j] = t[j + 1];
             t[L] = BIAS;
@@ -541,12 +544,11 @@ __device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, c
     const long long c0 = (long long)((unsigned long long)t[0] >> LAST) +
                          (SPARSE ? (long long)(M::f64_p(0) & ((1ull << D) - 1)) : 0);
     const uint32_t rem = (uint32_t)(c0 & ((1ll << D) - 1));
-    t[1] += (long long)((unsigned long long)c0 >> D) - (BIAS >> (LAST + D)) +
-            (SPARSE ? (long long)f64_p_shifted<M>(0, D) : 0);
+    t[1] += carry(c0, D, BIAS >> LAST) + (SPARSE ? (long long)f64_p_shifted<M>(0, D) : 0);
     unsigned long long n[L - 1];
 #pragma unroll
     for (int j = 1; j < L; j++) {
-        t[j + 1] += carry(t[j], W) + (SPARSE ? (long long)f64_p_shifted<M>(j, D) : 0);
+        t[j + 1] += carry(t[j], W, BIAS) + (SPARSE ? (long long)f64_p_shifted<M>(j, D) : 0);
         n[j - 1] = (unsigned long long)(t[j] & MASK);
     }
     const long long top = t[L] - BIAS;
