@@ -517,8 +517,8 @@ __device__ __forceinline__ typename M::T mont_mul_f64(const typename M::T& av, c
             // on the chain: the product's rate 58.9 -> 55.3e9/s, the 2^27 NTT 40.45 -> 42.33 ms; H100, 2026-12-06.
             // Also tried: m p_0 left out of the row's products, as p_0 = 2^52 - 2^32 + 1 makes (t_0 - m p_0) / 2^w
             // exact from t_0's words in a few integer operations. The product ran 2.2 % faster, the NTT's passes,
-            // bound by the ALU pipe as much as by issue, not at all: 2^27 40.44 -> 41.38 ms, or 41.0 either way with
-            // the bias folded; H100, 2026-12-06. Both in BENCHMARKS.)
+            // bound by the ALU pipe as much as by issue, not at all: the 2^27 NTT 40.44 -> 41.38 ms, and 41.0 against
+            // 41.0 once t_0's bias was folded into the next row's add; H100, 2026-12-06. Both in BENCHMARKS.)
             const uint32_t t0_lo = (uint32_t)t[0], t0_hi = (uint32_t)((unsigned long long)t[0] >> 32);
             m = f64_from52_top(t0_lo, (t0_hi + t0_lo) << (64 - w), w - 32);
         } else {
