@@ -495,6 +495,14 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
 // PASS_IO_TWIST a factor for each group (2^(MAX_LOG_BLOCK - k) groups beside 2^k - 1 twiddles: one more at most).
 constexpr size_t PASS_MAX_SMEM = sizeof(fr_t) * (2u << MAX_LOG_BLOCK);
 
+// At most 2^CUZK_NTT_MAX_GLOW groups adjacent in the low bits a block: an experiment switch (-DCUZK_NTT_MAX_GLOW=N
+// through CUZK_NVCC_FLAGS). A block's twiddles number 2^log_glow (2^k - 1), so with 0 a pass of 9 stages takes 48 KiB
+// of shared memory, not 64, and four blocks fit an SM, as a build for four (-DCUZK_NTT_PASS_BLOCKS=4, 64 registers)
+// needs; the loads then come in single 32-byte scalars (BENCHMARKS, 2026-12-07).
+#ifndef CUZK_NTT_MAX_GLOW
+#define CUZK_NTT_MAX_GLOW 32
+#endif
+
 // One pass's launch: its shape, 2^log_e scalars a block in 2^(log_n - log_e) blocks (times the batch), its threads and
 // its dynamic shared memory (the scalars and the pass's twiddles).
 struct PassPlan {
@@ -512,8 +520,8 @@ __host__ __device__ inline PassPlan plan_pass(bool dit, uint32_t log_n, uint32_t
     p.ps.s0 = done;
     p.ps.last = done + k == log_n;
     p.ps.low_bits = dit ? done : log_n - done - k;
-    const uint32_t room = MAX_LOG_BLOCK - k;
-    p.ps.log_glow = room < p.ps.low_bits ? room : p.ps.low_bits;
+    const uint32_t room = MAX_LOG_BLOCK - k, room_glow = room < CUZK_NTT_MAX_GLOW ? room : CUZK_NTT_MAX_GLOW;
+    p.ps.log_glow = room_glow < p.ps.low_bits ? room_glow : p.ps.low_bits;
     const uint32_t high_bits = log_n - p.ps.low_bits - k, room_high = room - p.ps.log_glow;
     p.ps.log_ghigh = room_high < high_bits ? room_high : high_bits;
     p.log_e = k + p.ps.log_glow + p.ps.log_ghigh;

@@ -337,6 +337,31 @@ fn even_split(log_n: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The passes built with `-DCUZK_NTT_MAX_GLOW=0` (ntt_pass.cuh's experiment switch: no groups adjacent in the low bits,
+/// so a block's groups all lie in the high bits and its twiddles number 2^k - 1): uneven splits and a 2^14 transform
+/// of two passes, both directions.
+#[test]
+fn ntt_passes_match_cpu_on_the_host_with_no_adjacent_low_groups() {
+    let Some(exe) = build("ntt_cuda_host_emu_glow0", &["CUZK_NTT_MAX_GLOW=0"]) else {
+        return;
+    };
+    let mut rng = fresh_rng("ntt_passes_match_cpu_on_the_host_with_no_adjacent_low_groups");
+    let splits: [&[u32]; 4] = [&[7, 7], &[9, 5], &[1, 3, 10], &[2, 7, 5]];
+    for split in splits {
+        let log_n: u32 = split.iter().sum();
+        for dit in [false, true] {
+            let passes = Passes {
+                dit,
+                form: Form::Float64,
+                swizzled: true,
+                threads: 4,
+                split,
+            };
+            check_passes(&exe, passes, log_n, &mut rng);
+        }
+    }
+}
+
 #[test]
 fn ntt_passes_match_cpu_on_the_host() {
     let Some(exe) = default_build() else {
