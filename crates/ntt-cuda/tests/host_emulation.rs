@@ -337,6 +337,23 @@ fn even_split(log_n: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The default form and layout over each split, in both directions, 4 threads a block.
+fn check_splits(exe: &Path, splits: &[&[u32]], rng: &mut impl Rng) {
+    for &split in splits {
+        let log_n: u32 = split.iter().sum();
+        for dit in [false, true] {
+            let passes = Passes {
+                dit,
+                form: Form::Float64,
+                swizzled: true,
+                threads: 4,
+                split,
+            };
+            check_passes(exe, passes, log_n, rng);
+        }
+    }
+}
+
 /// The passes built with `-DCUZK_NTT_MAX_GLOW=0` (ntt_pass.cuh's experiment switch: no groups adjacent in the low bits,
 /// so a block's groups all lie in the high bits and its twiddles number 2^k - 1): uneven splits and a 2^14 transform
 /// of two passes, both directions.
@@ -347,19 +364,7 @@ fn ntt_passes_match_cpu_on_the_host_with_no_adjacent_low_groups() {
     };
     let mut rng = fresh_rng("ntt_passes_match_cpu_on_the_host_with_no_adjacent_low_groups");
     let splits: [&[u32]; 4] = [&[7, 7], &[9, 5], &[1, 3, 10], &[2, 7, 5]];
-    for split in splits {
-        let log_n: u32 = split.iter().sum();
-        for dit in [false, true] {
-            let passes = Passes {
-                dit,
-                form: Form::Float64,
-                swizzled: true,
-                threads: 4,
-                split,
-            };
-            check_passes(&exe, passes, log_n, &mut rng);
-        }
-    }
+    check_splits(&exe, &splits, &mut rng);
 }
 
 #[test]
@@ -402,19 +407,7 @@ fn ntt_passes_match_cpu_on_the_host() {
         &[3, 5],
         &[1, 1, 1, 1, 1, 1],
     ];
-    for split in splits {
-        let log_n: u32 = split.iter().sum();
-        for dit in [false, true] {
-            let passes = Passes {
-                dit,
-                form: Form::Float64,
-                swizzled: true,
-                threads: 4,
-                split,
-            };
-            check_passes(&exe, passes, log_n, &mut rng);
-        }
-    }
+    check_splits(&exe, &splits, &mut rng);
     // The other product forms (not lazy) and the interleaved layout.
     for (form, swizzled) in [
         (Form::Unsaturated, true),
