@@ -379,11 +379,11 @@ __device__ __forceinline__ void pass_rounds(const PassSmem<SWZ>& smem, const Twi
 }
 
 // Resident pass blocks per SM the kernel is built for (at most 85 registers a thread): a block of 1024 scalars and
-// its twiddles takes 64 KiB of shared memory, so no more than 3 fit an SM. Built for 4 (at most 64 registers) the
-// passes spill (DIF 156 bytes, DIT 16). Before the twiddles moved to shared memory DIT at 4 was faster (H 2^27 412.6
-// against 425.4 ms); after it, no better (320.6 against 320.2 ms; H200, 2026-12-03), so the 4-block builds went.
-// (That build still ran three, for want of shared memory. Built for 4 today's passes spill DIF 96 bytes, DIT 28;
-// CUZK_NTT_MAX_GLOW=0 with passes of at most 9 stages lets four blocks fit. Not yet timed; BENCHMARKS, 2026-12-07.)
+// its twiddles takes 64 KiB of shared memory, so no more than 3 fit an SM. Before the twiddles moved to shared memory
+// DIT built for 4 was faster (H 2^27 412.6 against 425.4 ms); the build for 4 timed after it (320.6 against 320.2 ms;
+// H200, 2026-12-03) still ran three, for want of shared memory, so a fourth block has not been measured since. Built
+// for 4 (at most 64 registers) today's passes spill DIF 96 bytes, DIT 28; CUZK_NTT_MAX_GLOW=0 with passes of at most
+// 9 stages lets four blocks fit (BENCHMARKS, 2026-12-07).
 // Built for 2 (-DCUZK_NTT_PASS_BLOCKS=2, at most 128 registers) no form of the product gained (see mul_form).
 #ifndef CUZK_NTT_PASS_BLOCKS
 #define CUZK_NTT_PASS_BLOCKS 3
