@@ -392,9 +392,10 @@ __device__ __forceinline__ void pass_rounds(const PassSmem<SWZ>& smem, const Twi
 // Resident pass blocks per SM the kernel is built for (at most 85 registers a thread): a block of 1024 scalars and
 // its twiddles takes 64 KiB of shared memory, so no more than 3 fit an SM. Before the twiddles moved to shared memory
 // DIT built for 4 was faster (H 2^27 412.6 against 425.4 ms); the build for 4 timed after it (320.6 against 320.2 ms;
-// H200, 2026-12-03) still ran three, for want of shared memory, so a fourth block has not been measured since. Built
-// for 4 (at most 64 registers) today's passes spill DIF 96 bytes, DIT 28; CUZK_NTT_MAX_GLOW=0 with passes of at most
-// 9 stages lets four blocks fit (BENCHMARKS, 2026-12-07).
+// H200, 2026-12-03) still ran three, for want of shared memory. Four did run on 2026-12-07, with passes of at most 9
+// stages and no groups adjacent in the low bits (48 KiB a block), and lost: at most 64 registers, DIF spilled 96
+// bytes and DIT 28, and the forward NTT 2^27 took 44.7 against 40.5 ms, H 2^27 284 against 261 ms (H100; those
+// blocks alone at three an SM took 41.1 ms and 266 ms; BENCHMARKS).
 // Built for 2 (-DCUZK_NTT_PASS_BLOCKS=2, at most 128 registers) no form of the product gained (see mul_form).
 #ifndef CUZK_NTT_PASS_BLOCKS
 #define CUZK_NTT_PASS_BLOCKS 3
@@ -508,14 +509,6 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
 // PASS_IO_TWIST a factor for each group (2^(MAX_LOG_BLOCK - k) groups beside 2^k - 1 twiddles: one more at most).
 constexpr size_t PASS_MAX_SMEM = sizeof(fr_t) * (2u << MAX_LOG_BLOCK);
 
-// At most 2^CUZK_NTT_MAX_GLOW groups adjacent in the low bits a block: an experiment switch (-DCUZK_NTT_MAX_GLOW=N
-// through CUZK_NVCC_FLAGS). A block's twiddles number 2^log_glow (2^k - 1), so with 0 a pass of 9 stages takes 48 KiB
-// of shared memory, not 64, and four blocks fit an SM, as a build for four (-DCUZK_NTT_PASS_BLOCKS=4, 64 registers)
-// needs; the loads then come in single 32-byte scalars (BENCHMARKS, 2026-12-07).
-#ifndef CUZK_NTT_MAX_GLOW
-#define CUZK_NTT_MAX_GLOW 32
-#endif
-
 // One pass's launch: its shape, 2^log_e scalars a block in 2^(log_n - log_e) blocks (times the batch), its threads and
 // its dynamic shared memory (the scalars and the pass's twiddles).
 struct PassPlan {
@@ -533,8 +526,8 @@ __host__ __device__ inline PassPlan plan_pass(bool dit, uint32_t log_n, uint32_t
     p.ps.s0 = done;
     p.ps.last = done + k == log_n;
     p.ps.low_bits = dit ? done : log_n - done - k;
-    const uint32_t room = MAX_LOG_BLOCK - k, room_glow = room < CUZK_NTT_MAX_GLOW ? room : CUZK_NTT_MAX_GLOW;
-    p.ps.log_glow = room_glow < p.ps.low_bits ? room_glow : p.ps.low_bits;
+    const uint32_t room = MAX_LOG_BLOCK - k;
+    p.ps.log_glow = room < p.ps.low_bits ? room : p.ps.low_bits;
     const uint32_t high_bits = log_n - p.ps.low_bits - k, room_high = room - p.ps.log_glow;
     p.ps.log_ghigh = room_high < high_bits ? room_high : high_bits;
     p.log_e = k + p.ps.log_glow + p.ps.log_ghigh;

@@ -354,19 +354,6 @@ fn check_splits(exe: &Path, splits: &[&[u32]], rng: &mut impl Rng) {
     }
 }
 
-/// The passes built with `-DCUZK_NTT_MAX_GLOW=0` (ntt_pass.cuh's experiment switch: no groups adjacent in the low bits,
-/// so a block's groups all lie in the high bits and its twiddles number 2^k - 1): uneven splits and a 2^14 transform
-/// of two passes, both directions.
-#[test]
-fn ntt_passes_match_cpu_on_the_host_with_no_adjacent_low_groups() {
-    let Some(exe) = build("ntt_cuda_host_emu_glow0", &["CUZK_NTT_MAX_GLOW=0"]) else {
-        return;
-    };
-    let mut rng = fresh_rng("ntt_passes_match_cpu_on_the_host_with_no_adjacent_low_groups");
-    let splits: [&[u32]; 4] = [&[7, 7], &[9, 5], &[1, 3, 10], &[2, 7, 5]];
-    check_splits(&exe, &splits, &mut rng);
-}
-
 #[test]
 fn ntt_passes_match_cpu_on_the_host() {
     let Some(exe) = default_build() else {
