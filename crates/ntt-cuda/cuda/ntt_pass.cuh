@@ -36,6 +36,23 @@ __device__ __forceinline__ void store(fr_t* p, const fr_t& v) {
     q[1] = high_half(v);
 }
 
+// 16 bytes from global to shared memory, not through registers (cp.async, sm_80 on): the copies a thread issues are
+// in flight together, where a load and a store to shared memory wait out the load's latency each time; copy_wait makes
+// the thread's copies visible to it (and with a barrier after it, to the block). The host emulation copies at once.
+__device__ __forceinline__ void copy16_async(uint4* dst, const uint4* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((uint32_t)__cvta_generic_to_shared(dst)),
+                 "l"(src)
+                 : "memory");
+#else
+    *dst = *src;
+#endif
+}
+__device__ __forceinline__ void copy_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
 
 // A pass's place in its transform (stages s0 .. s0 + k - 1 of log_n) and its block's groups; `last` when it is the
 // transform's last pass, the one whose store reduces a lazy pass's scalars.
@@ -145,6 +162,13 @@ struct PassSmem {
         base[p] = low_half(v);
         base[e + p] = high_half(v);
     }
+    // set(l, load(src)) by copy16_async (visible after copy_wait).
+    __device__ __forceinline__ void copy_async(uint32_t l, const fr_t* src) const {
+        const uint4* q = reinterpret_cast<const uint4*>(src);
+        const uint32_t p = SWZ ? swz(l) : 2 * l, hi = SWZ ? e + p : p + 1;
+        copy16_async(&base[p], &q[0]);
+        copy16_async(&base[hi], &q[1]);
+    }
 };
 
 // Twiddles a pass holds in shared memory: stage st of k pairs bit b of m (DIF b = k - 1 - st, DIT b = st) and needs one
@@ -163,6 +187,12 @@ struct TwiddleSmem {
     __device__ __forceinline__ void set(uint32_t i, const fr_t& v) const {
         base[i] = low_half(v);
         base[count + i] = high_half(v);
+    }
+    // set(i, load(src)) by copy16_async (visible after copy_wait).
+    __device__ __forceinline__ void copy_async(uint32_t i, const fr_t* src) const {
+        const uint4* q = reinterpret_cast<const uint4*>(src);
+        copy16_async(&base[i], &q[0]);
+        copy16_async(&base[count + i], &q[1]);
     }
 };
 
@@ -445,7 +475,7 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
         const uint32_t s = ps.s0 + st, shift = DIT ? log_n - s - 1 : s, off = stage_tw_off<DIT>(ps, st);
         for (uint32_t i = threadIdx.x; i < (1u << (stage_tw_bits<DIT>(ps, st) + ps.log_glow)); i += blockDim.x) {
             const uint64_t g = ((uint64_t)(i >> ps.log_glow) << ps.low_bits) | lo_base | (i & gmask);
-            tws.set(off + i, load(&tw[g << shift]));
+            tws.copy_async(off + i, &tw[g << shift]);
         }
     }
     for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) {
@@ -453,8 +483,9 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
         if (IO & PASS_IO_MUL)
             smem.set(l, mont_mul_f64<FrModulus, !LAZY>(load(&data[g]), load(&io.mul[g])));
         else
-            smem.set(l, load(&data[g]));
+            smem.copy_async(l, &data[g]);
     }
+    copy_wait();
     __syncthreads();
     pass_rounds<DIT, FORM, SWZ>(smem, tws, ps, log_n, tws);
     // A lazy pass's scalars stay below 2p into the next pass of the transform, which takes them as its own (its
