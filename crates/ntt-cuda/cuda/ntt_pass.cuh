@@ -342,9 +342,9 @@ __device__ __forceinline__ void pass_rounds(const PassSmem<SWZ>& smem, const Twi
             butterfly<true, round_form<FORM, 3>(), LAZY>(x1, x3, w[2]);
         } else if (decltype(last)::value) {
             // DIF's last two stages. Stage log_n - 2 has the twiddles w^0 (for x0, x2: l0's bit q is global bit 0,
-            // clear) and w^(n/4); stage log_n - 1 has only w^0. The branch is the same for every thread of the
-            // launch, so it never diverges. (DIT's first stages have the same property, but skipping products
-            // there raised the kernel's spills from 16 to 64 bytes and made H 0.5 % slower; H200, 2026-12-01.)
+            // clear) and w^(n/4); stage log_n - 1 has only w^0. radix4 picks this loop for every thread of the
+            // launch, so it never diverges. (DIT's first stages have the same property, but skipping products there
+            // raised the kernel's spills from 16 to 64 bytes and made H 0.5 % slower; H200, 2026-12-01.)
             butterfly_unit<LAZY>(x0, x2);
             butterfly<false, round_form<FORM, 0>(), LAZY>(x1, x3, w[1]);
             butterfly_unit<LAZY>(x0, x1);

@@ -337,23 +337,6 @@ fn even_split(log_n: u32) -> Vec<u32> {
         .collect()
 }
 
-/// The default form and layout over each split, in both directions, 4 threads a block.
-fn check_splits(exe: &Path, splits: &[&[u32]], rng: &mut impl Rng) {
-    for &split in splits {
-        let log_n: u32 = split.iter().sum();
-        for dit in [false, true] {
-            let passes = Passes {
-                dit,
-                form: Form::Float64,
-                swizzled: true,
-                threads: 4,
-                split,
-            };
-            check_passes(exe, passes, log_n, rng);
-        }
-    }
-}
-
 #[test]
 fn ntt_passes_match_cpu_on_the_host() {
     let Some(exe) = default_build() else {
@@ -394,7 +377,19 @@ fn ntt_passes_match_cpu_on_the_host() {
         &[3, 5],
         &[1, 1, 1, 1, 1, 1],
     ];
-    check_splits(&exe, &splits, &mut rng);
+    for split in splits {
+        let log_n: u32 = split.iter().sum();
+        for dit in [false, true] {
+            let passes = Passes {
+                dit,
+                form: Form::Float64,
+                swizzled: true,
+                threads: 4,
+                split,
+            };
+            check_passes(&exe, passes, log_n, &mut rng);
+        }
+    }
     // The other product forms (not lazy) and the interleaved layout.
     for (form, swizzled) in [
         (Form::Unsaturated, true),
