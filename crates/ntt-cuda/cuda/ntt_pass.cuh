@@ -357,6 +357,9 @@ __device__ __forceinline__ void pass_rounds(const PassSmem<SWZ>& smem, const Twi
             butterfly<false, round_form<FORM, 3>(), LAZY>(x2, x3, w[2]);
         }
     };
+    // A thread's quads one at a time. (Tried: two at once, loaded, run and stored together, with 128 threads a block,
+    // so that a warp had twice the independent work at the same blocks an SM: 168 registers, forward NTT 2^27 40.69
+    // -> 41.67 ms, H 2^27 260.2 -> 279.1 ms; H100, 2026-12-07, BENCHMARKS.)
     auto radix4_loop = [&](uint32_t st, auto last) {
         const uint32_t q = quad_bit(st);
         for (uint32_t qd = threadIdx.x; qd < e / 4; qd += blockDim.x) {
