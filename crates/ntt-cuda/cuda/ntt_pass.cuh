@@ -153,23 +153,24 @@ struct PassSmem {
         const uint32_t t = (l >> 3) & 1, u = (l >> 4) & 1;
         return l ^ (((t ^ u) * 5u) | (t << 1));
     }
+    // The units of scalar l's low and high halves: swz(l) of each plane, or 2l and 2l + 1 interleaved.
+    __device__ __forceinline__ uint32_t lo_unit(uint32_t l) const { return SWZ ? swz(l) : 2 * l; }
+    __device__ __forceinline__ uint32_t hi_unit(uint32_t lo) const { return SWZ ? e + lo : lo + 1; }
     __device__ __forceinline__ fr_t get(uint32_t l) const {
-        if (!SWZ) return load(reinterpret_cast<const fr_t*>(base) + l);
-        const uint32_t p = swz(l);
-        return from_halves(base[p], base[e + p]);
+        const uint32_t p = lo_unit(l);
+        return from_halves(base[p], base[hi_unit(p)]);
     }
     __device__ __forceinline__ void set(uint32_t l, const fr_t& v) const {
-        if (!SWZ) return store(reinterpret_cast<fr_t*>(base) + l, v);
-        const uint32_t p = swz(l);
+        const uint32_t p = lo_unit(l);
         base[p] = low_half(v);
-        base[e + p] = high_half(v);
+        base[hi_unit(p)] = high_half(v);
     }
     // set(l, load(src)) by copy16_async (visible after copy_wait).
     __device__ __forceinline__ void copy_async(uint32_t l, const fr_t* src) const {
         const uint4* q = reinterpret_cast<const uint4*>(src);
-        const uint32_t p = SWZ ? swz(l) : 2 * l, hi = SWZ ? e + p : p + 1;
+        const uint32_t p = lo_unit(l);
         copy16_async(&base[p], &q[0]);
-        copy16_async(&base[hi], &q[1]);
+        copy16_async(&base[hi_unit(p)], &q[1]);
     }
 };
 
