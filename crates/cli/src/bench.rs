@@ -32,7 +32,7 @@ pub struct NttArgs {
     #[arg(long, value_delimiter = ',', default_value = "20,24,26,27")]
     sizes: Vec<u32>,
     /// log2 sizes of the inverse NTT to natural order, from natural and from bit-reversed order (none unless asked;
-    /// timed on the host clock around the launch and a stream synchronisation).
+    /// timed with device events, as the forward NTT).
     #[arg(long, value_delimiter = ',')]
     inverse_sizes: Vec<u32>,
     /// log2 sizes of the H polynomial (a, b, c already on the device).
@@ -44,6 +44,11 @@ pub struct NttArgs {
     /// Skip the H runs from host memory (pageable, staged and pinned uploads); keep only data already on the device.
     #[arg(long)]
     device_only: bool,
+    /// Idle time before each timed case, so that no case inherits the power cap the one before it ran into (an
+    /// H100 at 700 W drops its SM clock after about half a second of continuous 2^27 transforms, by up to a fifth
+    /// for a moment). 0 measures the cases back to back.
+    #[arg(long, default_value_t = 2000)]
+    cool_down_ms: u64,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -79,6 +84,11 @@ fn fill(n: usize, seed: u64) -> Vec<Scalar> {
         .collect()
 }
 
+/// The idle time before a timed case (`--cool-down-ms`).
+fn cool_down(a: &NttArgs) {
+    std::thread::sleep(std::time::Duration::from_millis(a.cool_down_ms));
+}
+
 /// A domain of 2^log_n, a stream, and `fill`'s scalars for it uploaded and ready on the device.
 fn timing_input(log_n: u32) -> Result<(GpuDomain, Stream, DeviceScalars)> {
     let n = 1usize << log_n;
@@ -111,8 +121,14 @@ fn ntt(a: NttArgs) -> Result<()> {
         let n = 1usize << log_n;
         let (domain, _stream, mut d) = timing_input(log_n)?;
         let mut times = Vec::new();
+        cool_down(&a);
         for _ in 0..3 {
-            times.push(domain.time_forward(&mut d, a.iterations.max(1))?);
+            times.push(domain.time_ntt(
+                &mut d,
+                Direction::Forward,
+                Order::Natural,
+                a.iterations.max(1),
+            )?);
         }
         let (med, lo, hi) = median(times);
         // Floors: each pass of up to 10 stages reads and writes every scalar once; every butterfly but those of DIF's
@@ -134,7 +150,7 @@ fn ntt(a: NttArgs) -> Result<()> {
         );
     }
     for &log_n in &a.inverse_sizes {
-        let (domain, stream, mut d) = timing_input(log_n)?;
+        let (domain, _stream, mut d) = timing_input(log_n)?;
         // To natural order from natural order (DIF) and from bit-reversed order (DIT); the input is timing data
         // either way.
         for (key, label, input) in [
@@ -142,21 +158,14 @@ fn ntt(a: NttArgs) -> Result<()> {
             ("intt-rev", " from bit-reversed order", Order::BitReversed),
         ] {
             let mut times = Vec::new();
-            for i in 0..=a.iterations.max(1) {
-                let t = Instant::now();
-                domain.ntt(
+            cool_down(&a);
+            for _ in 0..3 {
+                times.push(domain.time_ntt(
                     &mut d,
-                    1,
                     Direction::Inverse,
                     input,
-                    Order::Natural,
-                    None,
-                    &stream,
-                )?;
-                stream.synchronize()?;
-                if i > 0 {
-                    times.push(t.elapsed().as_secs_f64() * 1e3);
-                }
+                    a.iterations.max(1),
+                )?);
             }
             let (med, lo, hi) = median(times);
             report.time(
@@ -166,7 +175,7 @@ fn ntt(a: NttArgs) -> Result<()> {
             report.text(
                 &format!("inverse NTT 2^{log_n}{label}"),
                 format!(
-                    "{med:.3} ms (median of {} runs, host clock; min {lo:.3}, max {hi:.3})",
+                    "{med:.3} ms (median of 3 medians of {} runs; min {lo:.3}, max {hi:.3})",
                     a.iterations.max(1)
                 ),
             );
@@ -183,6 +192,7 @@ fn ntt(a: NttArgs) -> Result<()> {
             s.synchronize()?;
         }
         let mut times = Vec::new();
+        cool_down(&a);
         for i in 0..=a.iterations {
             let t = Instant::now();
             domain.h_polynomial(

@@ -1136,13 +1136,16 @@ cuzk_status cuzk_ceiling_fr_mul(double* muls_per_second) {
                       muls_per_second);
 }
 
-cuzk_status cuzk_time_ntt(const cuzk_ntt_domain* d, void* data, uint32_t iterations, double* median_ms) {
+cuzk_status cuzk_time_ntt(const cuzk_ntt_domain* d, void* data, int direction, int input_order, uint32_t iterations,
+                          double* median_ms) {
     if (iterations == 0) return status_msg(1, "cuzk_time_ntt needs at least one iteration");
-    CUZK_CHECK(ntt(d, (fr_t*)data, 1, false, false, false, nullptr, 0));  // warm-up
+    const bool inverse = direction == CUZK_NTT_INVERSE, in_rev = input_order == CUZK_ORDER_BIT_REVERSED;
+    auto run = [&] { return ntt(d, (fr_t*)data, 1, inverse, in_rev, false, nullptr, 0); };
+    CUZK_CHECK(run());  // warm-up
     std::vector<float> times;
     for (uint32_t i = 0; i < iterations; i++) {
         float ms = 0;
-        CUZK_CHECK(time_on_device([&] { return ntt(d, (fr_t*)data, 1, false, false, false, nullptr, 0); }, &ms));
+        CUZK_CHECK(time_on_device(run, &ms));
         times.push_back(ms);
     }
     std::sort(times.begin(), times.end());

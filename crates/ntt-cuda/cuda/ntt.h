@@ -92,9 +92,11 @@ cuzk_status cuzk_ceiling_imad(double* imad_per_second);
  * chains per thread, all SMs busy. */
 cuzk_status cuzk_ceiling_fr_mul(double* muls_per_second);
 
-/* Times `iterations` forward NTTs (natural in, natural out) of the 2^log_n scalars at `data` with CUDA events;
- * writes the median milliseconds. */
-cuzk_status cuzk_time_ntt(const cuzk_ntt_domain* domain, void* data, uint32_t iterations, double* median_ms);
+/* Times `iterations` NTTs of the 2^log_n scalars at `data` (direction and input order as cuzk_ntt's, output in
+ * natural order, no coset) with CUDA events on the default stream, after one untimed run; writes the median
+ * milliseconds. */
+cuzk_status cuzk_time_ntt(const cuzk_ntt_domain* domain, void* data, int direction, int input_order,
+                          uint32_t iterations, double* median_ms);
 
 #ifdef __cplusplus
 }

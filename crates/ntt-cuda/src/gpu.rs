@@ -52,6 +52,21 @@ mod imp {
         })
     }
 
+    /// cuzk_ntt's codes for a direction and an order.
+    fn direction_code(direction: Direction) -> i32 {
+        match direction {
+            Direction::Forward => ffi::CUZK_NTT_FORWARD as i32,
+            Direction::Inverse => ffi::CUZK_NTT_INVERSE as i32,
+        }
+    }
+
+    fn order_code(order: Order) -> i32 {
+        match order {
+            Order::Natural => ffi::CUZK_ORDER_NATURAL as i32,
+            Order::BitReversed => ffi::CUZK_ORDER_BIT_REVERSED as i32,
+        }
+    }
+
     static DEVICE: OnceLock<std::result::Result<String, String>> = OnceLock::new();
 
     /// The device this process uses (device 0), or why there is none.
@@ -710,14 +725,6 @@ mod imp {
                 got: batch,
                 expected: u32::MAX as usize,
             })?;
-            let order = |o| match o {
-                Order::Natural => ffi::CUZK_ORDER_NATURAL as i32,
-                Order::BitReversed => ffi::CUZK_ORDER_BIT_REVERSED as i32,
-            };
-            let dir = match direction {
-                Direction::Forward => ffi::CUZK_NTT_FORWARD as i32,
-                Direction::Inverse => ffi::CUZK_NTT_INVERSE as i32,
-            };
             let coset_ptr = coset.map_or(std::ptr::null(), |g| (g as *const Scalar).cast());
             // SAFETY: data holds batch * n scalars on the device (checked above); the domain is live.
             check(unsafe {
@@ -725,9 +732,9 @@ mod imp {
                     self.raw,
                     data.raw(),
                     batch,
-                    dir,
-                    order(input),
-                    order(output),
+                    direction_code(direction),
+                    order_code(input),
+                    order_code(output),
                     coset_ptr,
                     stream.raw(),
                 )
@@ -767,8 +774,15 @@ mod imp {
             })
         }
 
-        /// Median milliseconds of `iterations` forward natural-order NTTs of `data`, timed with device events.
-        pub fn time_forward(&self, data: &mut DeviceScalars, iterations: u32) -> Result<f64> {
+        /// Median milliseconds of `iterations` NTTs of `data` from `input` order to natural order (no coset), timed
+        /// with device events after one untimed run.
+        pub fn time_ntt(
+            &self,
+            data: &mut DeviceScalars,
+            direction: Direction,
+            input: Order,
+            iterations: u32,
+        ) -> Result<f64> {
             if data.len() != self.size() {
                 return Err(Error::LengthMismatch {
                     what: "device buffer",
@@ -778,7 +792,16 @@ mod imp {
             }
             let mut ms = 0.0;
             // SAFETY: data holds n scalars; out-parameter.
-            check(unsafe { ffi::cuzk_time_ntt(self.raw, data.raw(), iterations, &mut ms) })?;
+            check(unsafe {
+                ffi::cuzk_time_ntt(
+                    self.raw,
+                    data.raw(),
+                    direction_code(direction),
+                    order_code(input),
+                    iterations,
+                    &mut ms,
+                )
+            })?;
             Ok(ms)
         }
     }
@@ -1068,7 +1091,13 @@ mod imp {
         ) -> Result<()> {
             none()
         }
-        pub fn time_forward(&self, _data: &mut DeviceScalars, _iterations: u32) -> Result<f64> {
+        pub fn time_ntt(
+            &self,
+            _data: &mut DeviceScalars,
+            _direction: Direction,
+            _input: Order,
+            _iterations: u32,
+        ) -> Result<f64> {
             none()
         }
     }
