@@ -970,6 +970,9 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
     // last scaling and C's subtraction in its last pass. A transform of 2^0 has no pass.
     const bool fused = log_n > 0 && fused_h();
     cudaEvent_t done[3] = {nullptr, nullptr, nullptr};
+    // One stream each, so that an input's transforms start as soon as its upload lands. (Tried, with the data on the
+    // device: all three one after another on streams[0], each after its stream's work. H 2^27 264.6 -> 266.6 ms,
+    // 2^24 28.89 -> 29.15 ms; H100, 2026-12-07, medians of three rounds; BENCHMARKS.)
     for (int i = 0; i < 3; i++) {
         cudaStream_t st = (cudaStream_t)streams[i];
         // Evaluations on <w> (natural) -> n * coefficients (bit-reversed); c stops there (its n^-1 is applied with
