@@ -45,8 +45,8 @@ pub struct NttArgs {
     #[arg(long)]
     device_only: bool,
     /// Idle time before each timed case, so that no case inherits the power cap the one before it ran into (an
-    /// H100 at 700 W drops its SM clock after about half a second of continuous 2^27 transforms, by up to a fifth
-    /// for a moment). 0 measures the cases back to back.
+    /// H100 runs 2^27 transforms at its 700 W cap, 1-3 % below its top clock, and about 1.2 s into continuous work
+    /// drops the clock by up to a fifth for a moment). 0 measures the cases back to back.
     #[arg(long, default_value_t = 2000)]
     cool_down_ms: u64,
     /// Print JSON instead of a table.
