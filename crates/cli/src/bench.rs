@@ -38,8 +38,8 @@ pub struct NttArgs {
     /// log2 sizes of the H polynomial (a, b, c already on the device).
     #[arg(long, value_delimiter = ',', default_value = "24,27")]
     h_sizes: Vec<u32>,
-    /// Timed repetitions per case (after one warm-up); the median is reported.
-    #[arg(long, default_value_t = 10)]
+    /// Timed repetitions per case, at least 1 (after one warm-up); the median is reported.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     iterations: u32,
     /// Skip the H runs from host memory (pageable, staged and pinned uploads); keep only data already on the device.
     #[arg(long)]
@@ -127,7 +127,7 @@ fn ntt(a: NttArgs) -> Result<()> {
                 &mut d,
                 Direction::Forward,
                 Order::Natural,
-                a.iterations.max(1),
+                a.iterations,
             )?);
         }
         let (med, lo, hi) = median(times);
@@ -160,12 +160,7 @@ fn ntt(a: NttArgs) -> Result<()> {
             let mut times = Vec::new();
             cool_down(&a);
             for _ in 0..3 {
-                times.push(domain.time_ntt(
-                    &mut d,
-                    Direction::Inverse,
-                    input,
-                    a.iterations.max(1),
-                )?);
+                times.push(domain.time_ntt(&mut d, Direction::Inverse, input, a.iterations)?);
             }
             let (med, lo, hi) = median(times);
             report.time(
@@ -176,7 +171,7 @@ fn ntt(a: NttArgs) -> Result<()> {
                 &format!("inverse NTT 2^{log_n}{label}"),
                 format!(
                     "{med:.3} ms (median of 3 medians of {} runs; min {lo:.3}, max {hi:.3})",
-                    a.iterations.max(1)
+                    a.iterations
                 ),
             );
         }

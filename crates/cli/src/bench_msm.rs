@@ -33,8 +33,8 @@ pub struct MsmArgs {
     /// Scalar distribution.
     #[arg(long, value_enum, default_value_t = ScalarKind::Both)]
     scalars: ScalarKind,
-    /// Timed repetitions per case (after one warm-up); median, min and max are reported.
-    #[arg(long, default_value_t = 5)]
+    /// Timed repetitions per case, at least 1 (after one warm-up); median, min and max are reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     iterations: u32,
     /// Bits per digit for every MSM (default: the committed tuning table's choice per MSM).
     #[arg(long)]

@@ -411,3 +411,17 @@ fn bench_prove_runs_the_engine_and_checks_every_proof() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("porep-like"), "{}", text(&out));
 }
+
+/// A bench with no timed runs would report a median of nothing: clap refuses it before any device work.
+#[test]
+fn bench_iterations_below_one_are_refused() {
+    for cmd in ["ntt", "msm"] {
+        let out = cuzk(&["bench", cmd, "--iterations", "0"]);
+        assert_eq!(out.status.code(), Some(2), "bench {cmd}: {}", text(&out));
+        let msg = text(&out);
+        assert!(
+            msg.contains("--iterations") && msg.contains("0 is not in 1.."),
+            "bench {cmd}: {msg}"
+        );
+    }
+}
