@@ -244,6 +244,15 @@ bool bitrev_h() {
     return on;
 }
 
+// Whether H's last pass folds part of its coset scaling into its twiddles (PASS_IO_UNTWIST, from UNTWIST_MIN_STAGES
+// stages: below 3 none would be twisted): with fused_h, unless CUZK_H_UNTWIST=0 asks for the scaling from the tables
+// alone (an A/B switch).
+constexpr uint32_t UNTWIST_MIN_STAGES = 3;
+bool untwisted_h() {
+    static const bool on = env_word("CUZK_H_UNTWIST", {"0", "1"}) != 0 && fused_h();
+    return on;
+}
+
 // Whether an NTT from natural to natural order runs its passes out of place through a scratch vector from the pool,
 // the last one storing in natural order (run_passes' scratch), in the default form and layout, and an inverse one
 // from natural order (off a coset, from either order) scales in its last pass's stores, unless CUZK_NTT_BITREV=0
@@ -267,7 +276,7 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
                        const PassIo* io = nullptr, uint32_t first_io = PASS_IO_NONE, uint32_t last_io = PASS_IO_NONE,
                        bool after_twist = false, fr_t* scratch = nullptr) {
     if (log_n == 0) return status_ok();
-    constexpr uint32_t READS_IO = PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_TWIST;
+    constexpr uint32_t READS_IO = PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_TWIST | PASS_IO_UNTWIST;
     if (!io && ((first_io | last_io) & READS_IO)) return status_msg(1, "run_passes: these steps need io's vectors");
     if (scratch && (dit || after_twist || first_io || (last_io & ~(PASS_IO_SCALE | PASS_IO_HALVE))))
         return status_msg(1, "run_passes: a natural-order output is DIF's, with no steps but the last pass's scaling");
@@ -304,6 +313,9 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
                 return status_msg(1, "run_passes: pointwise steps in a pass need the f64 form, the swizzled layout and "
                                      "DIF (DIT: PASS_IO_HALVE alone)");
             if (io_steps & PASS_IO_TWIST) shmem += twist_smem(ps.log_ghigh);
+            if ((io_steps & PASS_IO_UNTWIST) && (!ps.last || ps.k < UNTWIST_MIN_STAGES))
+                return status_msg(1, "run_passes: PASS_IO_UNTWIST is the last pass's, of 3 stages or more");
+            if (io_steps & PASS_IO_UNTWIST) shmem += untwist_smem(ps.log_ghigh);
             switch (io_steps) {
                 case PASS_IO_TWIST: err = launch_io_pass<PASS_IO_TWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
                 case PASS_IO_MUL: err = launch_io_pass<PASS_IO_MUL>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
@@ -312,6 +324,10 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
                 case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB: err = launch_io_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
                 case PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
                 case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_UNTWIST: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_UNTWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_UNTWIST: err = launch_io_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_UNTWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV | PASS_IO_UNTWIST: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV | PASS_IO_UNTWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV | PASS_IO_UNTWIST: err = launch_io_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV | PASS_IO_UNTWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
                 case PASS_IO_OUT: err = launch_io_pass<PASS_IO_OUT>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
                 case PASS_IO_BITREV: err = launch_io_pass<PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
                 case PASS_IO_SCALE | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
@@ -440,10 +456,12 @@ __global__ void mul_one(fr_t* dst, const fr_t* a, const fr_t* b) { *dst = fr_mul
 
 // lo[i] = g^i (i < 2^COSET_LO_BITS), hi[i] = c * g^(i * 2^COSET_LO_BITS) (i < max(1, n / 2^COSET_LO_BITS)); g inverted
 // first if asked; c times c2 when c2 is given. With twist_k (1 .. log_n), also the twisted twiddles of a forward DIT
-// pass of twist_k stages on this coset (twist_table_kernel), from the domain's forward table tw_fwd.
+// pass of twist_k stages on this coset (twist_table_kernel), from the domain's forward table tw; with untwist, those
+// of the last DIF pass of twist_k stages of a transform to this coset's coefficients (untwist_table_kernel), from the
+// domain's inverse table tw.
 cuzk_status coset_tables(CosetTables& t, uint32_t log_n, const fr_t& g_host, bool invert, const fr_t& c_host,
                          cudaStream_t stream, const fr_t* c2_host = nullptr, uint32_t twist_k = 0,
-                         const fr_t* tw_fwd = nullptr) {
+                         const fr_t* tw = nullptr, bool untwist = false) {
     uint64_t lo_n = 1ull << COSET_LO_BITS;
     uint64_t hi_n = std::max<uint64_t>(1, (1ull << log_n) >> COSET_LO_BITS);
     const uint64_t twist_n = twist_k ? (1ull << twist_k) - 1 : 0;
@@ -472,9 +490,14 @@ cuzk_status coset_tables(CosetTables& t, uint32_t log_n, const fr_t& g_host, boo
     if (twist_n) {
         t.twist = g_raw + 5;
         const uint32_t threads = 256;
-        twist_table_kernel<<<(uint32_t)((twist_n + threads - 1) / threads), threads, 0, stream>>>(t.twist, twist_k,
-                                                                                                   log_n, tw_fwd, g);
-        CUZK_TRY_LAUNCH("twist_table_kernel");
+        const uint32_t blocks = (uint32_t)((twist_n + threads - 1) / threads);
+        if (untwist) {
+            untwist_table_kernel<<<blocks, threads, 0, stream>>>(t.twist, twist_k, log_n, tw, g);
+            CUZK_TRY_LAUNCH("untwist_table_kernel");
+        } else {
+            twist_table_kernel<<<blocks, threads, 0, stream>>>(t.twist, twist_k, log_n, tw, g);
+            CUZK_TRY_LAUNCH("twist_table_kernel");
+        }
     }
     return fill_powers(t.hi, hi_n, g_step, stream, c);
 }
@@ -967,7 +990,7 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
     // Fused (fused_h): the pointwise steps run in the passes next to them (PassIo), each sparing a read and a write
     // of the vector: the coset scaling in the last pass of a's and b's inverse transforms (twisted_h: folded into
     // their forward transforms' first pass, which that pass runs too), a b in the first pass of the product's, the
-    // last scaling and C's subtraction in its last pass. A transform of 2^0 has no pass.
+    // last scaling (untwisted_h: partly in that pass's twiddles) and C's subtraction in its last pass. A transform of 2^0 has no pass.
     const bool fused = log_n > 0 && fused_h();
     cudaEvent_t done[3] = {nullptr, nullptr, nullptr};
     // One stream each, so that an input's transforms start as soon as its upload lands. (Tried, with the data on the
@@ -1015,18 +1038,23 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
     if (fused) {
         CUZK_TRY(cudaStreamWaitEvent(s0, done[2], 0));
         CUZK_TRY(cudaEventDestroy(done[2]));
+        // The last pass's scaling partly in its twiddles (PASS_IO_UNTWIST), from 3 stages.
+        const uint32_t last_k = pass_split(log_n).back();
+        const uint32_t untwist = untwisted_h() && last_k >= UNTWIST_MIN_STAGES ? PASS_IO_UNTWIST : 0;
         CosetTables t;
-        CUZK_CHECK(coset_tables(t, log_n, g, true, d->n_inv, s0, (const fr_t*)z_inv));
+        CUZK_CHECK(coset_tables(t, log_n, g, true, d->n_inv, s0, (const fr_t*)z_inv, untwist ? last_k : 0,
+                                d->tw_inv, untwist != 0));
         if (bitrev_h()) {
             // The transform runs in b's buffer (its first pass reads a as the factor); a is free after that pass,
             // and the last one stores h into it in natural order (PASS_IO_BITREV). With a single pass the block holds
             // the whole transform and reads a before it stores.
-            const PassIo io{bufs[0], bufs[2], t.lo, t.hi, nullptr, bufs[0]};
+            const PassIo io{bufs[0], bufs[2], t.lo, t.hi, t.twist, bufs[0]};
             return run_passes(false, bufs[1], log_n, 1, d->tw_inv, s0, &io, PASS_IO_MUL,
-                              PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV);
+                              PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV | untwist);
         }
-        const PassIo io{bufs[1], bufs[2], t.lo, t.hi};
-        CUZK_CHECK(run_passes(false, bufs[0], log_n, 1, d->tw_inv, s0, &io, PASS_IO_MUL, PASS_IO_SCALE | PASS_IO_SUB));
+        const PassIo io{bufs[1], bufs[2], t.lo, t.hi, t.twist};
+        CUZK_CHECK(run_passes(false, bufs[0], log_n, 1, d->tw_inv, s0, &io, PASS_IO_MUL,
+                              PASS_IO_SCALE | PASS_IO_SUB | untwist));
         return bit_reverse(bufs[0], log_n, 1, s0);
     }
     const uint64_t n = 1ull << log_n;

@@ -237,6 +237,9 @@ constexpr uint32_t COSET_LO_BITS = 12;
 // 2026-12-06, two rounds; BENCHMARKS).
 // PASS_IO_HALVE (a transform's last pass, DIF in place of PASS_IO_SCALE, or DIT): each scalar stored is multiplied
 // by 2^-log_n, the inverse transform's n^-1, by mont_div_pow2 (no product; ntt.cu's inverse NTT off a coset).
+// PASS_IO_UNTWIST (with PASS_IO_SCALE, the last DIF pass of H's product, at least 3 stages): the coset factor c g^i
+// of the stores (g here the inverse of the coset's generator) folded in part into the pass's twiddles, so that a
+// scalar stored takes one product where the scaling takes two (see untwist_table_kernel).
 enum : uint32_t {
     PASS_IO_NONE = 0,
     PASS_IO_MUL = 1,
@@ -245,14 +248,15 @@ enum : uint32_t {
     PASS_IO_TWIST = 8,
     PASS_IO_BITREV = 16,
     PASS_IO_OUT = 32,
-    PASS_IO_HALVE = 64
+    PASS_IO_HALVE = 64,
+    PASS_IO_UNTWIST = 128
 };
 struct PassIo {
     const fr_t* mul;
     const fr_t* sub;
     const fr_t* lo;
     const fr_t* hi;
-    const fr_t* twist;  // twist_table's 2^k - 1 twiddles (PASS_IO_TWIST)
+    const fr_t* twist;  // twist_table's or untwist_table's 2^k - 1 twiddles (PASS_IO_TWIST, PASS_IO_UNTWIST)
     fr_t* out;          // the stores' buffer (PASS_IO_BITREV, PASS_IO_OUT)
 };
 
@@ -280,6 +284,40 @@ __global__ void twist_table_kernel(fr_t* out, uint32_t k, uint32_t log_n, const 
     for (uint32_t r = 0; r < shift; r++) c = fr_mul(c, c);
     out[i] = fr_mul(c, load(&tw[(uint64_t)mb << shift]));
 }
+
+// The coset scaling folded into a DIF transform's twiddles, the transpose of the twist above. A DIF stage s whose
+// twiddles are all multiplied by a constant f multiplies by f every output whose natural index i has bit s set (its
+// butterflies' second outputs hold those outputs' sub-transform); so with f = g^(2^s) at every stage the outputs come
+// out times g^i with no scaling at all. H's product takes it in its last pass (PASS_IO_UNTWIST), whose twiddles are
+// the same for every block, but for that pass's last round: DIF's last two stages have the twiddles 1 but for one
+// product in four, and twisted they would need all four. Each scalar stored then still needs t g^r (t the coset
+// tables' constant, r = i without the bits of the twisted stages): r's bits below the pass's first stage s0 are fixed
+// by the scalar's group, and its two top bits, which the last round's stages own, are the two low bits of the
+// scalar's index m in its group; so each block makes the 4 G factors its G groups need (PASS_IO_UNTWIST in ntt_pass),
+// one product each, and a scalar stored takes one product, where PASS_IO_SCALE makes its factor from the tables
+// first, two.
+// untwist_table: entry (2^k - 2^(k - st)) + mb = g^(2^s) w^(mb << s), s = log_n - k + st, mb < 2^(k - 1 - st), for the
+// local stages st < k of the last DIF pass (no low bits), laid out as its twiddles in shared memory (tw_off), the
+// factor g^(2^s) left out for the last two stages; tw is the transform's table (w^e, e < n/2), g the coset's factor.
+__global__ void untwist_table_kernel(fr_t* out, uint32_t k, uint32_t log_n, const fr_t* __restrict__ tw,
+                                     const fr_t* __restrict__ g) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i + 1 >= (1u << k)) return;
+    uint32_t st = 0;
+    while ((1u << k) - (1u << (k - st - 1)) <= i) st++;
+    const uint32_t mb = i - ((1u << k) - (1u << (k - st))), s = log_n - k + st;
+    const fr_t w = load(&tw[(uint64_t)mb << s]);
+    if (st + 2 >= k) {
+        out[i] = w;
+        return;
+    }
+    fr_t c = *g;
+    for (uint32_t r = 0; r < s; r++) c = fr_mul(c, c);
+    out[i] = fr_mul(c, w);
+}
+
+// Shared memory of a pass with PASS_IO_UNTWIST beyond plan_pass's: four factors for each group of the block.
+__host__ __device__ constexpr size_t untwist_smem(uint32_t log_ghigh) { return sizeof(fr_t) << (log_ghigh + 2); }
 
 // Local stage st's twiddles in shared memory: stage st pairs bit b of m (DIF b = k - 1 - st, DIT b = st) and takes one
 // twiddle for each value of m's b bits below and of the 2^log_glow low group bits, from tw_off(st) on.
@@ -450,6 +488,7 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     static_assert(!((IO & PASS_IO_BITREV) && (IO & PASS_IO_OUT)), "PASS_IO_BITREV or PASS_IO_OUT, not both");
     static_assert(!((IO & PASS_IO_HALVE) && (IO & PASS_IO_SCALE)), "PASS_IO_HALVE or PASS_IO_SCALE, not both");
     static_assert(!DIT || (IO & ~PASS_IO_HALVE) == 0, "a DIT pass's only step is PASS_IO_HALVE");
+    static_assert(!(IO & PASS_IO_UNTWIST) || (IO & PASS_IO_SCALE), "PASS_IO_UNTWIST comes with PASS_IO_SCALE");
     extern __shared__ uint4 smem_raw[];
     constexpr bool LAZY = lazy_form<FORM>();
     const uint32_t log_e = ps.k + ps.log_glow + ps.log_ghigh;
@@ -477,11 +516,27 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
     const uint32_t gmask = (1u << ps.log_glow) - 1;
     const uint32_t tw_count = pass_twiddles(ps.k, ps.log_glow);
     const TwiddleSmem tws{smem_raw + 2 * e, tw_count};
-    for (uint32_t st = 0; st < ps.k; st++) {
-        const uint32_t s = ps.s0 + st, shift = DIT ? log_n - s - 1 : s, off = stage_tw_off<DIT>(ps, st);
-        for (uint32_t i = threadIdx.x; i < (1u << (stage_tw_bits<DIT>(ps, st) + ps.log_glow)); i += blockDim.x) {
-            const uint64_t g = ((uint64_t)(i >> ps.log_glow) << ps.low_bits) | lo_base | (i & gmask);
-            tws.copy_async(off + i, &tw[g << shift]);
+    if (IO & PASS_IO_UNTWIST) {
+        // The last pass (no low bits): the twisted table, the same for every block, in place of the stages' twiddles.
+        for (uint32_t i = threadIdx.x; i < tw_count; i += blockDim.x) tws.copy_async(i, &io.twist[i]);
+    } else {
+        for (uint32_t st = 0; st < ps.k; st++) {
+            const uint32_t s = ps.s0 + st, shift = DIT ? log_n - s - 1 : s, off = stage_tw_off<DIT>(ps, st);
+            for (uint32_t i = threadIdx.x; i < (1u << (stage_tw_bits<DIT>(ps, st) + ps.log_glow)); i += blockDim.x) {
+                const uint64_t g = ((uint64_t)(i >> ps.log_glow) << ps.low_bits) | lo_base | (i & gmask);
+                tws.copy_async(off + i, &tw[g << shift]);
+            }
+        }
+    }
+    // PASS_IO_UNTWIST's factors: entry 4 gi + v for the block's group gi and the scalars whose index m in it has v as
+    // its two low bits, t g^r from the coset tables, r = bitrev(global index of m = v) (m's other bits are the
+    // twisted stages', so r lacks them).
+    const TwiddleSmem untwist{smem_raw + 2 * e + 2 * tw_count, 4u << ps.log_ghigh};
+    if (IO & PASS_IO_UNTWIST) {
+        for (uint32_t q = threadIdx.x; q < (4u << ps.log_ghigh); q += blockDim.x) {
+            const uint32_t r = bitrev((uint32_t)global_index(((q >> 2) << ps.k) | (q & 3)), log_n);
+            untwist.set(q, mont_mul_f64<FrModulus>(load(&io.lo[r & ((1u << COSET_LO_BITS) - 1)]),
+                                                   load(&io.hi[r >> COSET_LO_BITS])));
         }
     }
     for (uint32_t l = threadIdx.x; l < e; l += blockDim.x) {
@@ -528,8 +583,9 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
         fr_t* const to = (IO & PASS_IO_BITREV) ? &io.out[i] : (IO & PASS_IO_OUT) ? &io.out[g] : &data[g];
         if (IO & PASS_IO_SCALE) {
             // x below 2p (lazy) or p, the factor below p: the reduced product is below p.
-            const fr_t f = mont_mul_f64<FrModulus>(load(&io.lo[i & ((1u << COSET_LO_BITS) - 1)]),
-                                                   load(&io.hi[i >> COSET_LO_BITS]));
+            const fr_t f = (IO & PASS_IO_UNTWIST) ? untwist.get(((l >> ps.k) << 2) | (l & 3))
+                                                  : mont_mul_f64<FrModulus>(load(&io.lo[i & ((1u << COSET_LO_BITS) - 1)]),
+                                                                            load(&io.hi[i >> COSET_LO_BITS]));
             fr_t y = mont_mul_f64<FrModulus>(x, f);
             if (IO & PASS_IO_SUB) y = fr_sub(y, mont_mul_f64<FrModulus>(load(&io.sub[g]), load(&io.hi[0])));
             store(to, y);
@@ -543,8 +599,9 @@ __global__ void __launch_bounds__(PASS_MAX_THREADS, PASS_MIN_BLOCKS)
 
 
 // The most dynamic shared memory a pass takes: 2^MAX_LOG_BLOCK scalars, as many twiddles less one, and with
-// PASS_IO_TWIST a factor for each group (2^(MAX_LOG_BLOCK - k) groups beside 2^k - 1 twiddles: one more at most).
-constexpr size_t PASS_MAX_SMEM = sizeof(fr_t) * (2u << MAX_LOG_BLOCK);
+// PASS_IO_TWIST a factor for each group (2^(MAX_LOG_BLOCK - k) groups beside 2^k - 1 twiddles: one more at most), with
+// PASS_IO_UNTWIST four (k >= 2: four more at most, at k = MAX_LOG_BLOCK).
+constexpr size_t PASS_MAX_SMEM = sizeof(fr_t) * ((2u << MAX_LOG_BLOCK) + 4);
 
 // One pass's launch: its shape, 2^log_e scalars a block in 2^(log_n - log_e) blocks (times the batch), its threads and
 // its dynamic shared memory (the scalars and the pass's twiddles).

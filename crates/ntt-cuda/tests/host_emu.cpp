@@ -11,8 +11,10 @@
 //      2^COSET_LO_BITS)); with PASS_IO_TWIST in the last pass's steps then also g, the forward twiddles w^i (i < n/2)
 //      and the forward DIT passes after the twisted one (their count R and R stage counts, uint32 each); the
 //      twisted table is built by twist_table_kernel, and those DIT passes run after the DIF passes -> the 2^log_n
-//      scalars. With PASS_IO_BITREV in the last pass's steps it stores into mul's buffer (as cuzk_h_poly stores h
-//      into a's, the product's factor), and the result is that buffer.
+//      scalars. With PASS_IO_UNTWIST in the last pass's steps then g, the coset's factor, from which
+//      untwist_table_kernel builds the last pass's twisted table (lo and hi must then be g's powers). With
+//      PASS_IO_BITREV in the last pass's steps it stores into mul's buffer (as cuzk_h_poly stores h into a's, the
+//      product's factor), and the result is that buffer.
 //   3, natural-order passes (DIF, f64, swizzled, as ntt.cu's run_passes runs them with a scratch vector): threads a
 //      block (int32), log_n, P, the P stage counts, how the last pass scales (0 not, 1 from tables, 2 by 2^-log_n;
 //      uint32 each), the 2^log_n scalars, the max(1, 2^log_n / 2) twiddles, and with tables lo and hi as in 2 -> the
@@ -138,6 +140,16 @@ int h_passes() {
         host_emu::launch(dim3(blocks), threads_tw,
                          [&] { twist_table_kernel(twist.data(), k, log_n, fwd.data(), &g); });
     }
+    if (last_io & PASS_IO_UNTWIST) {
+        fr_t g;
+        if (!read(&g)) return 2;
+        const uint32_t k = count ? ks[count - 1] : 0;
+        if (k < 3 || k > MAX_LOG_BLOCK) return 4;
+        twist.resize((size_t(1) << k) - 1);
+        const uint32_t threads_tw = 64, blocks = (uint32_t)((twist.size() + threads_tw - 1) / threads_tw);
+        host_emu::launch(dim3(blocks), threads_tw,
+                         [&] { untwist_table_kernel(twist.data(), k, log_n, tw.data(), &g); });
+    }
     const PassIo io{mul.data(), sub.data(), lo.data(), hi.data(), twist.data(), mul.data()};
     uint32_t done = 0;
     for (uint32_t p = 0; p < count; p++) {
@@ -162,6 +174,21 @@ int h_passes() {
             case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV:
                 run_h_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV>(plan, data.data(), log_n,
                                                                                         tw.data(), io);
+                break;
+            case PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_UNTWIST:
+                run_h_pass<PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_UNTWIST>(plan, data.data(), log_n, tw.data(), io);
+                break;
+            case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_UNTWIST:
+                run_h_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_UNTWIST>(plan, data.data(), log_n,
+                                                                                         tw.data(), io);
+                break;
+            case PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV | PASS_IO_UNTWIST:
+                run_h_pass<PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV | PASS_IO_UNTWIST>(plan, data.data(), log_n,
+                                                                                           tw.data(), io);
+                break;
+            case PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV | PASS_IO_UNTWIST:
+                run_h_pass<PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_BITREV | PASS_IO_UNTWIST>(
+                    plan, data.data(), log_n, tw.data(), io);
                 break;
             default: return 4;
         }

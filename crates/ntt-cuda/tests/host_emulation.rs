@@ -419,6 +419,7 @@ const IO_SCALE: u32 = 2;
 const IO_SUB: u32 = 4;
 const IO_TWIST: u32 = 8;
 const IO_BITREV: u32 = 16;
+const IO_UNTWIST: u32 = 128;
 /// Its coset tables' split: lo holds 2^COSET_LO_BITS entries.
 const COSET_LO_BITS: u32 = 12;
 
@@ -426,7 +427,9 @@ const COSET_LO_BITS: u32 = 12;
 /// pass's stores, as `cuzk_h_poly` runs them, against the CPU: the product with `mul` before the transform, the
 /// scaling by lo[i & mask] hi[i >> COSET_LO_BITS] (i the bit reversal of the output index) and the subtraction of
 /// sub times hi[0] after it; with `IO_BITREV` the result in natural order, in mul's buffer (as `cuzk_h_poly` leaves h
-/// in a's). The tables are random, so every entry read is checked, not only a coset's powers.
+/// in a's). The tables are random, so every entry read is checked, not only a coset's powers; with `IO_UNTWIST`, which
+/// folds part of the scaling into the last pass's twiddles, they are the powers of a random g, lo[i] = g^i and hi[i] =
+/// t g^(i 2^COSET_LO_BITS) for a random t, and g goes with the request.
 fn check_h_passes(exe: &Path, split: &[u32], first_io: u32, last_io: u32, rng: &mut impl Rng) {
     let log_n: u32 = split.iter().sum();
     let n = 1usize << log_n;
@@ -436,8 +439,16 @@ fn check_h_passes(exe: &Path, split: &[u32], first_io: u32, last_io: u32, rng: &
     let data = random(rng, n);
     let mul = random(rng, n);
     let sub = random(rng, n);
-    let lo = random(rng, 1 << COSET_LO_BITS);
-    let hi = random(rng, (n >> COSET_LO_BITS).max(1));
+    let hi_len = (n >> COSET_LO_BITS).max(1);
+    let g = Scalar::random(&mut *rng);
+    let (lo, hi) = if last_io & IO_UNTWIST != 0 {
+        let t = Scalar::random(&mut *rng);
+        let step = g.pow_vartime([1u64 << COSET_LO_BITS]);
+        let hi: Vec<Scalar> = powers(step, hi_len).map(|x| x * t).collect();
+        (powers(g, 1 << COSET_LO_BITS).collect(), hi)
+    } else {
+        (random(rng, 1 << COSET_LO_BITS), random(rng, hi_len))
+    };
     let omega = root_of_unity(log_n).unwrap().invert().unwrap();
 
     let mut expect = data.clone();
@@ -463,13 +474,16 @@ fn check_h_passes(exe: &Path, split: &[u32], first_io: u32, last_io: u32, rng: &
         bit_reverse(&mut expect);
     }
 
-    let input = h_request(
+    let mut input = h_request(
         split,
         [first_io, last_io],
         &data,
         omega,
         [&mul, &sub, &lo, &hi],
     );
+    if last_io & IO_UNTWIST != 0 {
+        put_raw(&mut input, &g);
+    }
     check_h_output(
         exe,
         &input,
@@ -522,6 +536,44 @@ fn h_passes_match_cpu_on_the_host() {
         check_h_passes(&exe, split, 0, IO_SCALE, &mut rng);
         check_h_passes(&exe, split, IO_MUL, IO_SCALE | IO_SUB, &mut rng);
         check_h_passes(&exe, split, IO_MUL, IO_SCALE | IO_SUB | IO_BITREV, &mut rng);
+    }
+}
+
+/// The product's last pass with its scaling partly in its twiddles (`PASS_IO_UNTWIST`, from 3 stages), in place and
+/// in natural order: one pass of 3 (a lone radix-2 stage first, then the last round, one stage twisted), 4 and 10
+/// stages; last passes of 3 (one stage twisted, 128 groups a block), 4 and 9 stages (odd: the radix-2 stage first);
+/// [3, 3, 3] and [5, 8], whose factors' groups come from two and one earlier passes' stages.
+#[test]
+fn h_untwisted_last_pass_matches_cpu_on_the_host() {
+    let Some(exe) = default_build() else {
+        return;
+    };
+    let mut rng = fresh_rng("h_untwisted_last_pass_matches_cpu_on_the_host");
+    let splits: [&[u32]; 8] = [
+        &[3],
+        &[4],
+        &[10],
+        &[9, 3],
+        &[6, 4],
+        &[4, 9],
+        &[3, 3, 3],
+        &[5, 8],
+    ];
+    for split in splits {
+        check_h_passes(
+            &exe,
+            split,
+            IO_MUL,
+            IO_SCALE | IO_SUB | IO_UNTWIST,
+            &mut rng,
+        );
+        check_h_passes(
+            &exe,
+            split,
+            IO_MUL,
+            IO_SCALE | IO_SUB | IO_BITREV | IO_UNTWIST,
+            &mut rng,
+        );
     }
 }
 
