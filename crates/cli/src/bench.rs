@@ -5,6 +5,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use blstrs::Scalar;
 use clap::{Args, Subcommand};
+use ff::PrimeField;
 use ntt_cuda::gpu::{self, DeviceScalars, Direction, GpuDomain, Order, PinnedScalars, Stream};
 
 use crate::report::{median, Report};
@@ -31,8 +32,9 @@ pub struct NttArgs {
     /// log2 sizes of the forward NTT.
     #[arg(long, value_delimiter = ',', default_value = "20,24,26,27")]
     sizes: Vec<u32>,
-    /// log2 sizes of the inverse NTT to natural order, from natural and from bit-reversed order (none unless asked;
-    /// timed with device events, as the forward NTT).
+    /// log2 sizes of the inverse NTT to natural order: from natural order, from bit-reversed order, and from natural
+    /// order on the coset of the field's multiplicative generator, as H's last transform (none unless asked; timed
+    /// with device events, as the forward NTT).
     #[arg(long, value_delimiter = ',')]
     inverse_sizes: Vec<u32>,
     /// log2 sizes of the H polynomial (a, b, c already on the device).
@@ -127,6 +129,7 @@ fn ntt(a: NttArgs) -> Result<()> {
                 &mut d,
                 Direction::Forward,
                 Order::Natural,
+                None,
                 a.iterations,
             )?);
         }
@@ -151,16 +154,29 @@ fn ntt(a: NttArgs) -> Result<()> {
     }
     for &log_n in &a.inverse_sizes {
         let (domain, _stream, mut d) = timing_input(log_n)?;
-        // To natural order from natural order (DIF) and from bit-reversed order (DIT); the input is timing data
-        // either way.
-        for (key, label, input) in [
-            ("intt", "", Order::Natural),
-            ("intt-rev", " from bit-reversed order", Order::BitReversed),
+        // To natural order from natural order (DIF), from bit-reversed order (DIT) and from natural order on a
+        // coset; the input is timing data every time.
+        let g = Scalar::MULTIPLICATIVE_GENERATOR;
+        for (key, label, input, coset) in [
+            ("intt", "", Order::Natural, None),
+            (
+                "intt-rev",
+                " from bit-reversed order",
+                Order::BitReversed,
+                None,
+            ),
+            ("intt-coset", " on a coset", Order::Natural, Some(&g)),
         ] {
             let mut times = Vec::new();
             cool_down(&a);
             for _ in 0..3 {
-                times.push(domain.time_ntt(&mut d, Direction::Inverse, input, a.iterations)?);
+                times.push(domain.time_ntt(
+                    &mut d,
+                    Direction::Inverse,
+                    input,
+                    coset,
+                    a.iterations,
+                )?);
             }
             let (med, lo, hi) = median(times);
             report.time(

@@ -264,6 +264,14 @@ bool natural_ntt() {
     return on;
 }
 
+// Whether the inverse transform from natural order on a coset folds part of its scaling by n^-1 g^-i into its last
+// pass's twiddles (PASS_IO_UNTWIST, from UNTWIST_MIN_STAGES stages), as H's last pass does, with natural_ntt, unless
+// CUZK_NTT_UNTWIST=0 asks for the scaling from the tables alone (an A/B switch).
+bool untwisted_ntt() {
+    static const bool on = env_word("CUZK_NTT_UNTWIST", {"0", "1"}) != 0 && natural_ntt();
+    return on;
+}
+
 // All DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) stages, in passes. With io (DIF, fused_h), the
 // first pass's loads take first_io's steps and the last pass's stores last_io's. after_twist (DIT): the stages after
 // a PASS_IO_TWIST pass, which ran the first k of them, k the DIF split's last pass; the rest take that split's other
@@ -278,7 +286,7 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
     if (log_n == 0) return status_ok();
     constexpr uint32_t READS_IO = PASS_IO_MUL | PASS_IO_SCALE | PASS_IO_SUB | PASS_IO_TWIST | PASS_IO_UNTWIST;
     if (!io && ((first_io | last_io) & READS_IO)) return status_msg(1, "run_passes: these steps need io's vectors");
-    if (scratch && (dit || after_twist || first_io || (last_io & ~(PASS_IO_SCALE | PASS_IO_HALVE))))
+    if (scratch && (dit || after_twist || first_io || (last_io & ~(PASS_IO_SCALE | PASS_IO_UNTWIST | PASS_IO_HALVE))))
         return status_msg(1, "run_passes: a natural-order output is DIF's, with no steps but the last pass's scaling");
     if (scratch == data && pass_split(log_n).size() > 1)
         return status_msg(1, "run_passes: a natural-order output in place needs a single pass");
@@ -331,6 +339,8 @@ cuzk_status run_passes(bool dit, fr_t* data, uint32_t log_n, uint32_t batch, con
                 case PASS_IO_OUT: err = launch_io_pass<PASS_IO_OUT>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
                 case PASS_IO_BITREV: err = launch_io_pass<PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
                 case PASS_IO_SCALE | PASS_IO_BITREV: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_BITREV>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_SCALE | PASS_IO_UNTWIST: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_UNTWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
+                case PASS_IO_SCALE | PASS_IO_BITREV | PASS_IO_UNTWIST: err = launch_io_pass<PASS_IO_SCALE | PASS_IO_BITREV | PASS_IO_UNTWIST>(grid, threads, shmem, stream, data, log_n, ps, tw, pio); break;
                 case PASS_IO_HALVE:
                     err = dit ? launch_io_pass<PASS_IO_HALVE, true>(grid, threads, shmem, stream, data, log_n, ps, tw, pio)
                               : launch_io_pass<PASS_IO_HALVE>(grid, threads, shmem, stream, data, log_n, ps, tw, pio);
@@ -583,15 +593,20 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
     // product off a coset (PASS_IO_HALVE), by n^-1 g^-i from the coset tables on one (PASS_IO_SCALE), and to natural
     // order out of place as above, in place of a scaling sweep and a bit reversal: 2^27 47.04 -> 41.35 ms, 2^24 5.37
     // -> 4.66 ms (H100, 2026-12-06, two rounds against CUZK_NTT_BITREV=0; BENCHMARKS).
+    // On a coset the last pass takes the factor's part owned by its stages in its twiddles (untwisted_ntt).
     if (!in_rev && log_n > 0 && natural_ntt()) {
         CosetTables t;
         PassIo io{};
         uint32_t steps = PASS_IO_HALVE;
         if (coset) {
-            CUZK_CHECK(coset_tables(t, log_n, *coset, true, d->n_inv, stream));
+            const uint32_t last_k = pass_split(log_n).back();
+            const bool untwist = untwisted_ntt() && last_k >= UNTWIST_MIN_STAGES;
+            CUZK_CHECK(coset_tables(t, log_n, *coset, true, d->n_inv, stream, nullptr, untwist ? last_k : 0,
+                                    d->tw_inv, untwist));
             io.lo = t.lo;
             io.hi = t.hi;
-            steps = PASS_IO_SCALE;
+            io.twist = t.twist;
+            steps = PASS_IO_SCALE | (untwist ? PASS_IO_UNTWIST : 0);
         }
         return dif_from_natural(data, log_n, batch, d->tw_inv, stream, &io, steps, out_rev);
     }
@@ -1167,11 +1182,11 @@ cuzk_status cuzk_ceiling_fr_mul(double* muls_per_second) {
                       muls_per_second);
 }
 
-cuzk_status cuzk_time_ntt(const cuzk_ntt_domain* d, void* data, int direction, int input_order, uint32_t iterations,
-                          double* median_ms) {
+cuzk_status cuzk_time_ntt(const cuzk_ntt_domain* d, void* data, int direction, int input_order, const void* coset,
+                          uint32_t iterations, double* median_ms) {
     if (iterations == 0) return status_msg(1, "cuzk_time_ntt needs at least one iteration");
     const bool inverse = direction == CUZK_NTT_INVERSE, in_rev = input_order == CUZK_ORDER_BIT_REVERSED;
-    auto run = [&] { return ntt(d, (fr_t*)data, 1, inverse, in_rev, false, nullptr, 0); };
+    auto run = [&] { return ntt(d, (fr_t*)data, 1, inverse, in_rev, false, (const fr_t*)coset, 0); };
     CUZK_CHECK(run());  // warm-up
     std::vector<float> times;
     for (uint32_t i = 0; i < iterations; i++) {

@@ -92,11 +92,10 @@ cuzk_status cuzk_ceiling_imad(double* imad_per_second);
  * chains per thread, all SMs busy. */
 cuzk_status cuzk_ceiling_fr_mul(double* muls_per_second);
 
-/* Times `iterations` NTTs of the 2^log_n scalars at `data` (direction and input order as cuzk_ntt's, output in
- * natural order, no coset) with CUDA events on the default stream, after one untimed run; writes the median
- * milliseconds. */
+/* Times `iterations` NTTs of the 2^log_n scalars at `data` (direction, input order and coset as cuzk_ntt's, output
+ * in natural order) with CUDA events on the default stream, after one untimed run; writes the median milliseconds. */
 cuzk_status cuzk_time_ntt(const cuzk_ntt_domain* domain, void* data, int direction, int input_order,
-                          uint32_t iterations, double* median_ms);
+                          const void* coset, uint32_t iterations, double* median_ms);
 
 #ifdef __cplusplus
 }

@@ -774,13 +774,14 @@ mod imp {
             })
         }
 
-        /// Median milliseconds of `iterations` NTTs of `data` from `input` order to natural order (no coset), timed
-        /// with device events after one untimed run.
+        /// Median milliseconds of `iterations` NTTs of `data` from `input` order to natural order, on the coset of
+        /// `coset` if given (as [`GpuDomain::ntt`]), timed with device events after one untimed run.
         pub fn time_ntt(
             &self,
             data: &mut DeviceScalars,
             direction: Direction,
             input: Order,
+            coset: Option<&Scalar>,
             iterations: u32,
         ) -> Result<f64> {
             if data.len() != self.size() {
@@ -791,13 +792,15 @@ mod imp {
                 });
             }
             let mut ms = 0.0;
-            // SAFETY: data holds n scalars; out-parameter.
+            let coset_ptr = coset.map_or(std::ptr::null(), |g| (g as *const Scalar).cast());
+            // SAFETY: data holds n scalars; the coset, if any, one scalar on the host; out-parameter.
             check(unsafe {
                 ffi::cuzk_time_ntt(
                     self.raw,
                     data.raw(),
                     direction_code(direction),
                     order_code(input),
+                    coset_ptr,
                     iterations,
                     &mut ms,
                 )
@@ -1096,6 +1099,7 @@ mod imp {
             _data: &mut DeviceScalars,
             _direction: Direction,
             _input: Order,
+            _coset: Option<&Scalar>,
             _iterations: u32,
         ) -> Result<f64> {
             none()

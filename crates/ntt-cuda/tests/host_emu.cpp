@@ -16,8 +16,9 @@
 //      PASS_IO_BITREV in the last pass's steps it stores into mul's buffer (as cuzk_h_poly stores h into a's, the
 //      product's factor), and the result is that buffer.
 //   3, natural-order passes (DIF, f64, swizzled, as ntt.cu's run_passes runs them with a scratch vector): threads a
-//      block (int32), log_n, P, the P stage counts, how the last pass scales (0 not, 1 from tables, 2 by 2^-log_n;
-//      uint32 each), the 2^log_n scalars, the max(1, 2^log_n / 2) twiddles, and with tables lo and hi as in 2 -> the
+//      block (int32), log_n, P, the P stage counts, how the last pass scales (0 not, 1 from tables, 2 by 2^-log_n, 3
+//      from tables partly in its twiddles, PASS_IO_UNTWIST; uint32 each), the 2^log_n scalars, the max(1, 2^log_n /
+//      2) twiddles, with tables lo and hi as in 2, and with 3 then g, whose powers they must be -> the
 //      transform in natural order: the first pass stores into the scratch (PASS_IO_OUT), the middle ones run there,
 //      the last stores into the scalars' buffer at the bit reversals (PASS_IO_BITREV, with PASS_IO_SCALE or
 //      PASS_IO_HALVE as ntt.cu's inverse transform scales; a lone pass in place).
@@ -226,14 +227,25 @@ int natural_passes() {
     if (const int rc = read_split(threads, log_n, ks)) return rc;
     const uint32_t count = (uint32_t)ks.size();
     if (!read(&scales)) return 2;
-    if (scales > 2) return 4;
+    if (scales > 3) return 4;
     const size_t n = size_t(1) << log_n, tw_n = n / 2, hi_n = std::max<size_t>(1, n >> COSET_LO_BITS);
     std::vector<fr_t> data(n), tw(tw_n), scratch(n), lo, hi;
     if (!read(data.data(), n) || !read(tw.data(), tw_n)) return 2;
-    if (scales == 1) {
+    std::vector<fr_t> twist;
+    if (scales == 1 || scales == 3) {
         lo.resize(size_t(1) << COSET_LO_BITS);
         hi.resize(hi_n);
         if (!read(lo.data(), lo.size()) || !read(hi.data(), hi_n)) return 2;
+    }
+    if (scales == 3) {
+        fr_t g;
+        if (!read(&g)) return 2;
+        const uint32_t k = ks[count - 1];
+        if (k < 3 || k > MAX_LOG_BLOCK) return 4;
+        twist.resize((size_t(1) << k) - 1);
+        const uint32_t threads_tw = 64, blocks = (uint32_t)((twist.size() + threads_tw - 1) / threads_tw);
+        host_emu::launch(dim3(blocks), threads_tw,
+                         [&] { untwist_table_kernel(twist.data(), k, log_n, tw.data(), &g); });
     }
     uint32_t done = 0;
     for (uint32_t p = 0; p < count; p++) {
@@ -246,8 +258,11 @@ int natural_passes() {
         io.out = last ? data.data() : scratch.data();
         io.lo = lo.data();
         io.hi = hi.data();
+        io.twist = twist.data();
         if (last && scales == 1)
             run_h_pass<PASS_IO_SCALE | PASS_IO_BITREV>(plan, src, log_n, tw.data(), io);
+        else if (last && scales == 3)
+            run_h_pass<PASS_IO_SCALE | PASS_IO_BITREV | PASS_IO_UNTWIST>(plan, src, log_n, tw.data(), io);
         else if (last && scales == 2)
             run_h_pass<PASS_IO_HALVE | PASS_IO_BITREV>(plan, src, log_n, tw.data(), io);
         else if (last)

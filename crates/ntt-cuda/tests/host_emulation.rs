@@ -229,6 +229,10 @@ enum Scaling {
     Tables = 1,
     /// By 2^-log_n (`PASS_IO_HALVE`: the inverse transform's n^-1).
     Halve = 2,
+    /// By the tables' factor, partly from the last pass's twiddles (`PASS_IO_UNTWIST`, from 3 stages): the tables are
+    /// then a random g's powers, lo[i] = g^i and hi[i] = t g^(i 2^COSET_LO_BITS) for a random t, and g goes with the
+    /// request.
+    Untwisted = 3,
 }
 
 /// A transform from natural to natural order as `run_passes` runs it with a scratch vector (DIF, f64, swizzled; the
@@ -250,8 +254,13 @@ fn check_natural_passes(
         (0..len).map(|_| edge_or_random_scalar(rng)).collect()
     };
     let data = random(rng, n);
-    let lo = random(rng, 1 << COSET_LO_BITS);
-    let hi = random(rng, (n >> COSET_LO_BITS).max(1));
+    let hi_len = (n >> COSET_LO_BITS).max(1);
+    let g = Scalar::random(&mut *rng);
+    let (lo, hi) = if scaling == Scaling::Untwisted {
+        coset_powers(g, Scalar::random(&mut *rng), hi_len)
+    } else {
+        (random(rng, 1 << COSET_LO_BITS), random(rng, hi_len))
+    };
     let mut expect = data.clone();
     let mut omega = root_of_unity(log_n).unwrap();
     if scaling == Scaling::None {
@@ -260,7 +269,7 @@ fn check_natural_passes(
         omega = omega.invert().unwrap();
         cpu.ifft(&mut expect).unwrap();
     }
-    if scaling == Scaling::Tables {
+    if matches!(scaling, Scaling::Tables | Scaling::Untwisted) {
         let n_scalar = Scalar::from(n as u64);
         let mask = (1usize << COSET_LO_BITS) - 1;
         for (i, x) in expect.iter_mut().enumerate() {
@@ -270,8 +279,11 @@ fn check_natural_passes(
     let mut input = split_request(3, threads, split, &[scaling as u32]); // a natural-order passes request
     data.iter().for_each(|x| put_raw(&mut input, x));
     powers(omega, n / 2).for_each(|x| put_raw(&mut input, &x));
-    if scaling == Scaling::Tables {
+    if matches!(scaling, Scaling::Tables | Scaling::Untwisted) {
         lo.iter().chain(&hi).for_each(|x| put_raw(&mut input, x));
+    }
+    if scaling == Scaling::Untwisted {
+        put_raw(&mut input, &g);
     }
     let what = format!("natural order, split {split:?}, {threads} threads, scaling {scaling:?}");
     check_h_output(exe, &input, &expect, &what);
@@ -292,6 +304,13 @@ fn natural_order_passes_match_cpu_on_the_host() {
         check_natural_passes(&exe, &[10], 256, scaling, &mut rng);
         check_natural_passes(&exe, &[6, 6], 256, scaling, &mut rng);
     }
+    // The untwisted scaling wherever the last pass has 3 stages or more, and a last pass of 3 (128 groups a block).
+    for split in NATURAL_SPLITS.into_iter().chain([&[9, 3][..]]) {
+        if split.last().is_some_and(|&k| k >= 3) {
+            check_natural_passes(&exe, split, 4, Scaling::Untwisted, &mut rng);
+        }
+    }
+    check_natural_passes(&exe, &[6, 6], 256, Scaling::Untwisted, &mut rng);
 }
 
 /// The inverse transform from bit-reversed to natural order off a coset as `ntt.cu` runs it: DIT passes (f64,
@@ -442,10 +461,7 @@ fn check_h_passes(exe: &Path, split: &[u32], first_io: u32, last_io: u32, rng: &
     let hi_len = (n >> COSET_LO_BITS).max(1);
     let g = Scalar::random(&mut *rng);
     let (lo, hi) = if last_io & IO_UNTWIST != 0 {
-        let t = Scalar::random(&mut *rng);
-        let step = g.pow_vartime([1u64 << COSET_LO_BITS]);
-        let hi: Vec<Scalar> = powers(step, hi_len).map(|x| x * t).collect();
-        (powers(g, 1 << COSET_LO_BITS).collect(), hi)
+        coset_powers(g, Scalar::random(&mut *rng), hi_len)
     } else {
         (random(rng, 1 << COSET_LO_BITS), random(rng, hi_len))
     };
@@ -490,6 +506,13 @@ fn check_h_passes(exe: &Path, split: &[u32], first_io: u32, last_io: u32, rng: &
         &expect,
         &format!("split {split:?}, steps {first_io}/{last_io}"),
     );
+}
+
+/// The coset tables of g and t: lo[i] = g^i (2^COSET_LO_BITS of them), hi[i] = t g^(i 2^COSET_LO_BITS) (hi_len).
+fn coset_powers(g: Scalar, t: Scalar, hi_len: usize) -> (Vec<Scalar>, Vec<Scalar>) {
+    let step = g.pow_vartime([1u64 << COSET_LO_BITS]);
+    let lo = powers(g, 1 << COSET_LO_BITS).collect();
+    (lo, powers(step, hi_len).map(|x| x * t).collect())
 }
 
 /// w^0 .. w^(count - 1).
