@@ -5,7 +5,6 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use blstrs::Scalar;
 use clap::{Args, Subcommand};
-use ff::PrimeField;
 use ntt_cuda::gpu::{self, DeviceScalars, Direction, GpuDomain, Order, PinnedScalars, Stream};
 
 use crate::report::{median, Report};
@@ -33,7 +32,7 @@ pub struct NttArgs {
     #[arg(long, value_delimiter = ',', default_value = "20,24,26,27")]
     sizes: Vec<u32>,
     /// log2 sizes of the inverse NTT to natural order: from natural order, from bit-reversed order, and from natural
-    /// order on the coset of the field's multiplicative generator, as H's last transform (none unless asked; timed
+    /// order on the coset H uses (`ntt_cuda::coset_generator`), as H's last transform (none unless asked; timed
     /// with device events, as the forward NTT).
     #[arg(long, value_delimiter = ',')]
     inverse_sizes: Vec<u32>,
@@ -156,7 +155,7 @@ fn ntt(a: NttArgs) -> Result<()> {
         let (domain, _stream, mut d) = timing_input(log_n)?;
         // To natural order from natural order (DIF), from bit-reversed order (DIT) and from natural order on a
         // coset; the input is timing data every time.
-        let g = Scalar::MULTIPLICATIVE_GENERATOR;
+        let g = ntt_cuda::coset_generator();
         for (key, label, input, coset) in [
             ("intt", "", Order::Natural, None),
             (

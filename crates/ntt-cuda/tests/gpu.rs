@@ -434,8 +434,9 @@ fn heavy_sweep_2_24_and_2_27() {
             .collect();
         let stream = Stream::new().unwrap();
         let domain = GpuDomain::new(log_n).unwrap();
-        // Forward, and inverse (scaled in its last pass's stores), natural to natural order.
-        let on_gpu = |direction| {
+        // Forward, and inverse (scaled in its last pass's stores), natural to natural order; the inverse on H's
+        // coset too (its scaling partly in the last pass's twiddles).
+        let on_gpu = |direction, coset: Option<&Scalar>| {
             let mut d = DeviceScalars::from_host_padded(&input, n, &stream).unwrap();
             domain
                 .ntt(
@@ -444,7 +445,7 @@ fn heavy_sweep_2_24_and_2_27() {
                     direction,
                     Order::Natural,
                     Order::Natural,
-                    None,
+                    coset,
                     &stream,
                 )
                 .unwrap();
@@ -453,19 +454,26 @@ fn heavy_sweep_2_24_and_2_27() {
         let mut expect = input.clone();
         cpu.fft(&mut expect).unwrap();
         assert!(
-            on_gpu(Direction::Forward) == expect,
+            on_gpu(Direction::Forward, None) == expect,
             "forward NTT 2^{log_n} differs"
         );
         expect.clone_from(&input);
         cpu.ifft(&mut expect).unwrap();
         assert!(
-            on_gpu(Direction::Inverse) == expect,
+            on_gpu(Direction::Inverse, None) == expect,
             "inverse NTT 2^{log_n} differs"
+        );
+        let g = coset_generator();
+        expect.clone_from(&input);
+        cpu.icoset_fft(&mut expect, g).unwrap();
+        assert!(
+            on_gpu(Direction::Inverse, Some(&g)) == expect,
+            "inverse coset NTT 2^{log_n} differs"
         );
         drop(expect);
         let len = n - 5;
         check_h(len, &mut rng);
-        eprintln!("2^{log_n}: NTT, inverse NTT and H agree with the CPU");
+        eprintln!("2^{log_n}: NTT, inverse NTT (plain and on a coset) and H agree with the CPU");
     }
 }
 
