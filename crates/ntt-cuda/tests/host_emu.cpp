@@ -113,6 +113,21 @@ int passes() {
     return std::fwrite(data.data(), sizeof(fr_t), n, stdout) == n ? 0 : 3;
 }
 
+// A twisted pass's 2^k - 1 twiddles, as ntt.cu's coset_tables builds them: the first DIT pass's on the coset of g
+// (twist_table_kernel, tw the forward twiddles) or, untwist, the last DIF pass's (untwist_table_kernel, tw the
+// transform's own).
+std::vector<fr_t> twisted_table(bool untwist, uint32_t k, uint32_t log_n, const fr_t* tw, const fr_t& g) {
+    std::vector<fr_t> table((size_t(1) << k) - 1);
+    const uint32_t threads = 64, blocks = (uint32_t)((table.size() + threads - 1) / threads);
+    host_emu::launch(dim3(blocks), threads, [&] {
+        if (untwist)
+            untwist_table_kernel(table.data(), k, log_n, tw, &g);
+        else
+            twist_table_kernel(table.data(), k, log_n, tw, &g);
+    });
+    return table;
+}
+
 int h_passes() {
     int32_t threads = 0;
     uint32_t log_n = 0, count = 0, first_io = 0, last_io = 0;
@@ -136,20 +151,14 @@ int h_passes() {
         if (!read(rest.data(), rest_count)) return 2;
         const uint32_t k = count ? ks[count - 1] : 0;
         if (k < 1 || k > MAX_LOG_BLOCK) return 4;
-        twist.resize((size_t(1) << k) - 1);
-        const uint32_t threads_tw = 64, blocks = (uint32_t)((twist.size() + threads_tw - 1) / threads_tw);
-        host_emu::launch(dim3(blocks), threads_tw,
-                         [&] { twist_table_kernel(twist.data(), k, log_n, fwd.data(), &g); });
+        twist = twisted_table(false, k, log_n, fwd.data(), g);
     }
     if (last_io & PASS_IO_UNTWIST) {
         fr_t g;
         if (!read(&g)) return 2;
         const uint32_t k = count ? ks[count - 1] : 0;
         if (k < 3 || k > MAX_LOG_BLOCK) return 4;
-        twist.resize((size_t(1) << k) - 1);
-        const uint32_t threads_tw = 64, blocks = (uint32_t)((twist.size() + threads_tw - 1) / threads_tw);
-        host_emu::launch(dim3(blocks), threads_tw,
-                         [&] { untwist_table_kernel(twist.data(), k, log_n, tw.data(), &g); });
+        twist = twisted_table(true, k, log_n, tw.data(), g);
     }
     const PassIo io{mul.data(), sub.data(), lo.data(), hi.data(), twist.data(), mul.data()};
     uint32_t done = 0;
@@ -242,10 +251,7 @@ int natural_passes() {
         if (!read(&g)) return 2;
         const uint32_t k = ks[count - 1];
         if (k < 3 || k > MAX_LOG_BLOCK) return 4;
-        twist.resize((size_t(1) << k) - 1);
-        const uint32_t threads_tw = 64, blocks = (uint32_t)((twist.size() + threads_tw - 1) / threads_tw);
-        host_emu::launch(dim3(blocks), threads_tw,
-                         [&] { untwist_table_kernel(twist.data(), k, log_n, tw.data(), &g); });
+        twist = twisted_table(true, k, log_n, tw.data(), g);
     }
     uint32_t done = 0;
     for (uint32_t p = 0; p < count; p++) {
