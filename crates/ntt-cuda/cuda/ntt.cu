@@ -267,6 +267,8 @@ bool natural_ntt() {
 // Whether the inverse transform from natural order on a coset folds part of its scaling by n^-1 g^-i into its last
 // pass's twiddles (PASS_IO_UNTWIST, from UNTWIST_MIN_STAGES stages), as H's last pass does, with natural_ntt, unless
 // CUZK_NTT_UNTWIST=0 asks for the scaling from the tables alone (an A/B switch).
+// Against the tables, medians of two rounds: 2^27 45.49 -> 43.14 ms, 2^24 5.41 -> 5.10 ms (H100, 2026-12-07;
+// BENCHMARKS).
 bool untwisted_ntt() {
     static const bool on = env_word("CUZK_NTT_UNTWIST", {"0", "1"}) != 0 && natural_ntt();
     return on;
