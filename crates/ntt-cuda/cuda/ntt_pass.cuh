@@ -237,9 +237,10 @@ constexpr uint32_t COSET_LO_BITS = 12;
 // 2026-12-06, two rounds; BENCHMARKS).
 // PASS_IO_HALVE (a transform's last pass, DIF in place of PASS_IO_SCALE, or DIT): each scalar stored is multiplied
 // by 2^-log_n, the inverse transform's n^-1, by mont_div_pow2 (no product; ntt.cu's inverse NTT off a coset).
-// PASS_IO_UNTWIST (with PASS_IO_SCALE, the last DIF pass of H's product, at least 3 stages): the coset factor c g^i
-// of the stores (g here the inverse of the coset's generator) folded in part into the pass's twiddles, so that a
-// scalar stored takes one product where the scaling takes two (see untwist_table_kernel).
+// PASS_IO_UNTWIST (with PASS_IO_SCALE, a transform's last DIF pass of at least 3 stages: H's product's, and the
+// inverse NTT's on a coset): the coset factor c g^i of the stores (g here the inverse of the coset's generator) folded
+// in part into the pass's twiddles, so that a scalar stored takes one product where the scaling takes two (see
+// untwist_table_kernel).
 enum : uint32_t {
     PASS_IO_NONE = 0,
     PASS_IO_MUL = 1,
@@ -288,8 +289,8 @@ __global__ void twist_table_kernel(fr_t* out, uint32_t k, uint32_t log_n, const 
 // The coset scaling folded into a DIF transform's twiddles, the transpose of the twist above. A DIF stage s whose
 // twiddles are all multiplied by a constant f multiplies by f every output whose natural index i has bit s set (its
 // butterflies' second outputs hold those outputs' sub-transform); so with f = g^(2^s) at every stage the outputs come
-// out times g^i with no scaling at all. H's product takes it in its last pass (PASS_IO_UNTWIST), whose twiddles are
-// the same for every block, but for that pass's last round: DIF's last two stages have the twiddles 1 but for one
+// out times g^i with no scaling at all. H's product and the inverse NTT on a coset take it in their last pass
+// (PASS_IO_UNTWIST), whose twiddles are the same for every block, but for that pass's last round: DIF's last two stages have the twiddles 1 but for one
 // product in four, and twisted they would need all four. Each scalar stored then still needs t g^r (t the coset
 // tables' constant, r = i without the bits of the twisted stages): r's bits below the pass's first stage s0 are fixed
 // by the scalar's group, and its two top bits, which the last round's stages own, are the two low bits of the
