@@ -1007,7 +1007,8 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
     // Fused (fused_h): the pointwise steps run in the passes next to them (PassIo), each sparing a read and a write
     // of the vector: the coset scaling in the last pass of a's and b's inverse transforms (twisted_h: folded into
     // their forward transforms' first pass, which that pass runs too), a b in the first pass of the product's, the
-    // last scaling (untwisted_h: partly in that pass's twiddles) and C's subtraction in its last pass. A transform of 2^0 has no pass.
+    // last scaling (untwisted_h: partly in that pass's twiddles) and C's subtraction in its last pass. A transform of
+    // 2^0 has no pass.
     const bool fused = log_n > 0 && fused_h();
     cudaEvent_t done[3] = {nullptr, nullptr, nullptr};
     // One stream each, so that an input's transforms start as soon as its upload lands. (Tried, with the data on the
