@@ -26,11 +26,36 @@
 
 using namespace cuzk;
 
+// What a coset's power tables are made from (coset_tables): the coset's g, inverted or not, the constant c (times c2
+// when given), and the twisted twiddles' stage count and table (0 and null without them).
+struct CosetKey {
+    fr_t g, c, c2;
+    const fr_t* tw;
+    uint32_t twist_k;
+    bool invert, has_c2, untwist;
+    bool operator==(const CosetKey& o) const {
+        return !memcmp(&g, &o.g, sizeof g) && !memcmp(&c, &o.c, sizeof c) && has_c2 == o.has_c2 &&
+               (!has_c2 || !memcmp(&c2, &o.c2, sizeof c2)) && tw == o.tw && twist_k == o.twist_k &&
+               invert == o.invert && untwist == o.untwist;
+    }
+};
+
+// A coset's tables kept by its domain: device memory of their own, and an event recorded once they are written.
+struct CosetEntry {
+    CosetKey key;
+    fr_t* mem;
+    cudaEvent_t ready;
+};
+
 struct cuzk_ntt_domain {
     uint32_t log_n;
     fr_t* tw_fwd;  // w^i for i < max(n/2, 1)
     fr_t* tw_inv;  // w^-i
     fr_t n_inv;
+    // The coset tables made for this domain so far (coset_tables), at most COSET_CACHE_MAX; the mutex guards the list,
+    // as calls on several threads share a domain.
+    mutable std::mutex coset_mu;
+    mutable std::vector<CosetEntry> cosets;
 };
 
 namespace {
@@ -274,6 +299,14 @@ bool untwisted_ntt() {
     return on;
 }
 
+// The stages of a 2^log_n transform's last DIF pass when that pass takes PASS_IO_UNTWIST (`on`, and at least
+// UNTWIST_MIN_STAGES of them), else 0.
+uint32_t untwist_stages(uint32_t log_n, bool on) {
+    if (!on || log_n == 0) return 0;
+    const uint32_t last_k = pass_split(log_n).back();
+    return last_k >= UNTWIST_MIN_STAGES ? last_k : 0;
+}
+
 // All DIF (natural -> bit-reversed) or DIT (bit-reversed -> natural) stages, in passes. With io (DIF, fused_h), the
 // first pass's loads take first_io's steps and the last pass's stores last_io's. after_twist (DIT): the stages after
 // a PASS_IO_TWIST pass, which ran the first k of them, k the DIF split's last pass; the rest take that split's other
@@ -452,48 +485,53 @@ __global__ void scale_kernel(fr_t* data, uint32_t log_n, fr_t c, const fr_t* lo,
     store(&data[j], fr_mul(load(&data[j]), f));
 }
 
-// Power tables of a coset generator (or its inverse), in stream-ordered scratch.
+// Power tables of a coset generator (or its inverse): the domain's own (coset_tables), or stream-ordered scratch that
+// goes with the struct (stream set).
 struct CosetTables {
     fr_t* lo = nullptr;
     fr_t* hi = nullptr;
-    fr_t* twist = nullptr;  // twist_table_kernel's, when asked for
+    fr_t* twist = nullptr;  // twist_table_kernel's or untwist_table_kernel's, when asked for
     cudaStream_t stream = nullptr;
     ~CosetTables() {
-        if (lo) cudaFreeAsync(lo, stream);
+        if (stream && lo) cudaFreeAsync(lo, stream);
     }
 };
 
 // *dst = *a * *b (one thread).
 __global__ void mul_one(fr_t* dst, const fr_t* a, const fr_t* b) { *dst = fr_mul(*a, *b); }
 
+// The scalars a coset's tables take: lo, hi, five for the constants, and the twisted twiddles.
+uint64_t coset_table_scalars(uint32_t log_n, uint32_t twist_k) {
+    const uint64_t hi_n = std::max<uint64_t>(1, (1ull << log_n) >> COSET_LO_BITS);
+    return (1ull << COSET_LO_BITS) + hi_n + 5 + (twist_k ? (1ull << twist_k) - 1 : 0);
+}
+
+// Writes key's tables into mem (coset_table_scalars of them) on stream and points t at them:
 // lo[i] = g^i (i < 2^COSET_LO_BITS), hi[i] = c * g^(i * 2^COSET_LO_BITS) (i < max(1, n / 2^COSET_LO_BITS)); g inverted
 // first if asked; c times c2 when c2 is given. With twist_k (1 .. log_n), also the twisted twiddles of a forward DIT
 // pass of twist_k stages on this coset (twist_table_kernel), from the domain's forward table tw; with untwist, those
 // of the last DIF pass of twist_k stages of a transform to this coset's coefficients (untwist_table_kernel), from the
 // domain's inverse table tw.
-cuzk_status coset_tables(CosetTables& t, uint32_t log_n, const fr_t& g_host, bool invert, const fr_t& c_host,
-                         cudaStream_t stream, const fr_t* c2_host = nullptr, uint32_t twist_k = 0,
-                         const fr_t* tw = nullptr, bool untwist = false) {
-    uint64_t lo_n = 1ull << COSET_LO_BITS;
-    uint64_t hi_n = std::max<uint64_t>(1, (1ull << log_n) >> COSET_LO_BITS);
-    const uint64_t twist_n = twist_k ? (1ull << twist_k) - 1 : 0;
-    t.stream = stream;
-    CUZK_TRY(pool_malloc_async((void**)&t.lo, (lo_n + hi_n + 5 + twist_n) * sizeof(fr_t), stream));
+cuzk_status write_coset_tables(fr_t* mem, uint32_t log_n, const CosetKey& key, cudaStream_t stream, CosetTables& t) {
+    const uint64_t lo_n = 1ull << COSET_LO_BITS;
+    const uint64_t hi_n = std::max<uint64_t>(1, (1ull << log_n) >> COSET_LO_BITS);
+    const uint64_t twist_n = key.twist_k ? (1ull << key.twist_k) - 1 : 0;
+    t.lo = mem;
     t.hi = t.lo + lo_n;
     fr_t* g_raw = t.hi + hi_n;
     fr_t* g = g_raw + 1;
     fr_t* g_step = g_raw + 2;
     fr_t* c = g_raw + 3;
-    // Copies from pageable memory return once the source has been read, so the arguments may be temporaries.
-    CUZK_TRY(cudaMemcpyAsync(g_raw, &g_host, sizeof(fr_t), cudaMemcpyHostToDevice, stream));
-    CUZK_TRY(cudaMemcpyAsync(c, &c_host, sizeof(fr_t), cudaMemcpyHostToDevice, stream));
-    if (c2_host) {
+    // Copies from pageable memory return once the source has been read, so the key may be a temporary.
+    CUZK_TRY(cudaMemcpyAsync(g_raw, &key.g, sizeof(fr_t), cudaMemcpyHostToDevice, stream));
+    CUZK_TRY(cudaMemcpyAsync(c, &key.c, sizeof(fr_t), cudaMemcpyHostToDevice, stream));
+    if (key.has_c2) {
         fr_t* c2 = g_raw + 4;
-        CUZK_TRY(cudaMemcpyAsync(c2, c2_host, sizeof(fr_t), cudaMemcpyHostToDevice, stream));
+        CUZK_TRY(cudaMemcpyAsync(c2, &key.c2, sizeof(fr_t), cudaMemcpyHostToDevice, stream));
         mul_one<<<1, 1, 0, stream>>>(c, c, c2);
         CUZK_TRY_LAUNCH("mul_one");
     }
-    pow_one<<<1, 1, 0, stream>>>(g, g_raw, 1, invert);
+    pow_one<<<1, 1, 0, stream>>>(g, g_raw, 1, key.invert);
     CUZK_TRY_LAUNCH("pow_one");
     pow_one<<<1, 1, 0, stream>>>(g_step, g, 1ull << COSET_LO_BITS, false);
     CUZK_TRY_LAUNCH("pow_one");
@@ -503,15 +541,71 @@ cuzk_status coset_tables(CosetTables& t, uint32_t log_n, const fr_t& g_host, boo
         t.twist = g_raw + 5;
         const uint32_t threads = 256;
         const uint32_t blocks = (uint32_t)((twist_n + threads - 1) / threads);
-        if (untwist) {
-            untwist_table_kernel<<<blocks, threads, 0, stream>>>(t.twist, twist_k, log_n, tw, g);
+        if (key.untwist) {
+            untwist_table_kernel<<<blocks, threads, 0, stream>>>(t.twist, key.twist_k, log_n, key.tw, g);
             CUZK_TRY_LAUNCH("untwist_table_kernel");
         } else {
-            twist_table_kernel<<<blocks, threads, 0, stream>>>(t.twist, twist_k, log_n, tw, g);
+            twist_table_kernel<<<blocks, threads, 0, stream>>>(t.twist, key.twist_k, log_n, key.tw, g);
             CUZK_TRY_LAUNCH("twist_table_kernel");
         }
     }
     return fill_powers(t.hi, hi_n, g_step, stream, c);
+}
+
+// Whether a domain keeps the coset tables it makes (coset_tables), unless CUZK_NTT_COSET_CACHE=0 asks for them to be
+// made on every call (an A/B switch).
+bool coset_cache_enabled() {
+    static const bool on = env_word("CUZK_NTT_COSET_CACHE", {"0", "1"}) != 0;
+    return on;
+}
+// The most coset tables a domain keeps: H takes two sets (its coset's and the inverse's), a transform on a coset one
+// for each coset and direction. Each takes (2^12 + n / 2^12 + 1k) scalars: 1.2 MiB at 2^27.
+constexpr size_t COSET_CACHE_MAX = 8;
+
+// The tables of the coset g<w> of domain d (see write_coset_tables), on stream. A domain keeps the first
+// COSET_CACHE_MAX sets it makes, so that a later call with the same arguments only waits for them to be written: their
+// single-thread exponentiations and inversion, and their power chains, held the inverse NTT on a coset at 2^20 to
+// 0.67 ms where the plain one takes 0.29 (H100, 2026-12-07). Past that, or without device memory for them, each call
+// makes its own in stream-ordered scratch.
+cuzk_status coset_tables(const cuzk_ntt_domain* d, CosetTables& t, const fr_t& g, bool invert, const fr_t& c,
+                         cudaStream_t stream, const fr_t* c2 = nullptr, uint32_t twist_k = 0, const fr_t* tw = nullptr,
+                         bool untwist = false) {
+    const CosetKey key{g, c, c2 ? *c2 : fr_t{}, twist_k ? tw : nullptr, twist_k, invert, c2 != nullptr,
+                       twist_k != 0 && untwist};
+    const uint64_t bytes = coset_table_scalars(d->log_n, twist_k) * sizeof(fr_t);
+    if (coset_cache_enabled()) {
+        std::lock_guard<std::mutex> lock(d->coset_mu);
+        for (const CosetEntry& e : d->cosets) {
+            if (e.key == key) {
+                const uint64_t hi_n = std::max<uint64_t>(1, (1ull << d->log_n) >> COSET_LO_BITS);
+                t.lo = e.mem;
+                t.hi = e.mem + (1ull << COSET_LO_BITS);
+                t.twist = twist_k ? t.hi + hi_n + 5 : nullptr;
+                CUZK_TRY(cudaStreamWaitEvent(stream, e.ready, 0));
+                return status_ok();
+            }
+        }
+        CosetEntry e{key, nullptr, nullptr};
+        if (d->cosets.size() < COSET_CACHE_MAX) {
+            if (malloc_or_trim((void**)&e.mem, bytes) == cudaSuccess) {
+                cuzk_status s = write_coset_tables(e.mem, d->log_n, key, stream, t);
+                cudaError_t err = s.code ? cudaSuccess : cudaEventCreateWithFlags(&e.ready, cudaEventDisableTiming);
+                if (!s.code && err == cudaSuccess) err = cudaEventRecord(e.ready, stream);
+                if (!s.code && err == cudaSuccess) {
+                    d->cosets.push_back(e);
+                    return status_ok();
+                }
+                if (e.ready) cudaEventDestroy(e.ready);
+                cudaFree(e.mem);  // waits for the work queued on it
+                t.lo = t.hi = t.twist = nullptr;
+                return s.code ? s : status_from(err, "keeping a coset's tables");
+            }
+            cudaGetLastError();  // no device memory to keep them: this call's own tables, below
+        }
+    }
+    CUZK_TRY(pool_malloc_async((void**)&t.lo, bytes, stream));
+    t.stream = stream;
+    return write_coset_tables(t.lo, d->log_n, key, stream, t);
 }
 
 cuzk_status scale(fr_t* data, uint32_t log_n, uint32_t batch, const fr_t& c, const CosetTables* tables, bool reversed,
@@ -579,7 +673,7 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
     if (!inverse) {
         if (coset) {
             CosetTables t;
-            CUZK_CHECK(coset_tables(t, log_n, *coset, false, fr_one(), stream));
+            CUZK_CHECK(coset_tables(d, t, *coset, false, fr_one(), stream));
             CUZK_CHECK(scale(data, log_n, batch, fr_one(), &t, in_rev, stream));
         }
         // DIF takes natural order to bit-reversed; DIT bit-reversed to natural. Natural to natural: out of place
@@ -601,14 +695,12 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
         PassIo io{};
         uint32_t steps = PASS_IO_HALVE;
         if (coset) {
-            const uint32_t last_k = pass_split(log_n).back();
-            const bool untwist = untwisted_ntt() && last_k >= UNTWIST_MIN_STAGES;
-            CUZK_CHECK(coset_tables(t, log_n, *coset, true, d->n_inv, stream, nullptr, untwist ? last_k : 0,
-                                    d->tw_inv, untwist));
+            const uint32_t untwist_k = untwist_stages(log_n, untwisted_ntt());
+            CUZK_CHECK(coset_tables(d, t, *coset, true, d->n_inv, stream, nullptr, untwist_k, d->tw_inv, true));
             io.lo = t.lo;
             io.hi = t.hi;
             io.twist = t.twist;
-            steps = PASS_IO_SCALE | (untwist ? PASS_IO_UNTWIST : 0);
+            steps = PASS_IO_SCALE | (untwist_k ? PASS_IO_UNTWIST : 0);
         }
         return dif_from_natural(data, log_n, batch, d->tw_inv, stream, &io, steps, out_rev);
     }
@@ -624,7 +716,7 @@ cuzk_status ntt(const cuzk_ntt_domain* d, fr_t* data, uint32_t batch, bool inver
     bool now_rev = !in_rev;
     if (coset) {
         CosetTables t;
-        CUZK_CHECK(coset_tables(t, log_n, *coset, true, d->n_inv, stream));
+        CUZK_CHECK(coset_tables(d, t, *coset, true, d->n_inv, stream));
         CUZK_CHECK(scale(data, log_n, batch, d->n_inv, &t, now_rev, stream));
     } else {
         CUZK_CHECK(scale(data, log_n, batch, d->n_inv, nullptr, false, stream));
@@ -982,6 +1074,11 @@ cuzk_status cuzk_ntt_domain_create(uint32_t log_n, const void* omega, const void
 cuzk_status cuzk_ntt_domain_destroy(cuzk_ntt_domain* d) {
     if (!d) return status_ok();
     cudaError_t e1 = cudaFree(d->tw_fwd), e2 = cudaFree(d->tw_inv);
+    for (const CosetEntry& e : d->cosets) {
+        cudaEventDestroy(e.ready);
+        const cudaError_t e3 = cudaFree(e.mem);
+        if (e1 == cudaSuccess) e1 = e3;
+    }
     delete d;
     if (e1 != cudaSuccess) return status_from(e1, "freeing twiddles");
     if (e2 != cudaSuccess) return status_from(e2, "freeing twiddles");
@@ -1023,7 +1120,7 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
             // inverse transform's last pass -> the forward transform's other passes -> evaluations on g<w>
             // (natural).
             CosetTables t;
-            CUZK_CHECK(coset_tables(t, log_n, g, false, d->n_inv, st, nullptr, pass_split(log_n).back(), d->tw_fwd));
+            CUZK_CHECK(coset_tables(d, t, g, false, d->n_inv, st, nullptr, pass_split(log_n).back(), d->tw_fwd));
             const PassIo io{nullptr, nullptr, t.lo, t.hi, t.twist};
             CUZK_CHECK(run_passes(false, bufs[i], log_n, 1, d->tw_inv, st, &io, PASS_IO_NONE, PASS_IO_TWIST));
             CUZK_CHECK(run_passes(true, bufs[i], log_n, 1, d->tw_fwd, st, nullptr, PASS_IO_NONE, PASS_IO_NONE, true));
@@ -1031,7 +1128,7 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
             // -> times n^-1 g^i in one pass (the inverse transform's scaling and the coset shift together) ->
             // evaluations on g<w> (natural).
             CosetTables t;
-            CUZK_CHECK(coset_tables(t, log_n, g, false, d->n_inv, st));
+            CUZK_CHECK(coset_tables(d, t, g, false, d->n_inv, st));
             if (fused) {
                 const PassIo io{nullptr, nullptr, t.lo, t.hi};
                 CUZK_CHECK(run_passes(false, bufs[i], log_n, 1, d->tw_inv, st, &io, PASS_IO_NONE, PASS_IO_SCALE));
@@ -1057,11 +1154,10 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
         CUZK_TRY(cudaStreamWaitEvent(s0, done[2], 0));
         CUZK_TRY(cudaEventDestroy(done[2]));
         // The last pass's scaling partly in its twiddles (PASS_IO_UNTWIST), from 3 stages.
-        const uint32_t last_k = pass_split(log_n).back();
-        const uint32_t untwist = untwisted_h() && last_k >= UNTWIST_MIN_STAGES ? PASS_IO_UNTWIST : 0;
+        const uint32_t untwist_k = untwist_stages(log_n, untwisted_h());
+        const uint32_t untwist = untwist_k ? PASS_IO_UNTWIST : 0;
         CosetTables t;
-        CUZK_CHECK(coset_tables(t, log_n, g, true, d->n_inv, s0, (const fr_t*)z_inv, untwist ? last_k : 0,
-                                d->tw_inv, untwist != 0));
+        CUZK_CHECK(coset_tables(d, t, g, true, d->n_inv, s0, (const fr_t*)z_inv, untwist_k, d->tw_inv, true));
         if (bitrev_h()) {
             // The transform runs in b's buffer (its first pass reads a as the factor); a is free after that pass,
             // and the last one stores h into it in natural order (PASS_IO_BITREV). With a single pass the block holds
@@ -1083,7 +1179,7 @@ cuzk_status cuzk_h_poly(const cuzk_ntt_domain* d, void* a, void* b, void* c, con
     CUZK_TRY(cudaEventDestroy(done[2]));
     {
         CosetTables t;
-        CUZK_CHECK(coset_tables(t, log_n, g, true, d->n_inv, s0, (const fr_t*)z_inv));
+        CUZK_CHECK(coset_tables(d, t, g, true, d->n_inv, s0, (const fr_t*)z_inv));
         uint32_t threads = std::min<uint32_t>(256u, (uint32_t)n);
         coset_scale_sub_kernel<<<(uint32_t)((n + threads - 1) / threads), threads, 0, s0>>>(bufs[0], bufs[2], log_n,
                                                                                            t.lo, t.hi);

@@ -658,12 +658,17 @@ mod imp {
     /// the same size (the batch's), taken from the device's memory pool on the transform's stream and given back on
     /// it, in place of a bit reversal's read and write of the data; where the card cannot hold it the transform runs
     /// in place and bit-reverses (README: `CUZK_NTT_BITREV`).
+    ///
+    /// The power tables of a coset (a transform on a coset, H) are made on the device at the first call that needs
+    /// them and kept with the domain, up to eight sets (about 1.2 MiB each at 2^27; H takes two), so that later calls
+    /// skip their serial exponentiations and inversion (README: `CUZK_NTT_COSET_CACHE`).
     #[derive(Debug)]
     pub struct GpuDomain {
         raw: *mut ffi::cuzk_ntt_domain,
         log_n: u32,
     }
-    // SAFETY: the domain is immutable after creation; device memory is not tied to a host thread.
+    // SAFETY: the domain's twiddles are immutable after creation, and the coset tables it adds are listed under its
+    // own mutex (ntt.cu, coset_tables); device memory is not tied to a host thread.
     unsafe impl Send for GpuDomain {}
     // SAFETY: as above.
     unsafe impl Sync for GpuDomain {}

@@ -129,6 +129,126 @@ fn ntt_matches_cpu_every_size_up_to_2_20() {
     }
 }
 
+/// Coset transforms on one domain and stream, checked against the CPU's.
+struct CosetCheck<'a> {
+    cpu: &'a Domain,
+    domain: &'a GpuDomain,
+    stream: &'a Stream,
+}
+
+impl CosetCheck<'_> {
+    /// The transform of `input` on the coset of `g` (forward or inverse, from natural or bit-reversed order, to
+    /// natural order) equals the CPU's.
+    fn check(&self, input: &[Scalar], g: Scalar, direction: Direction, from: Order, what: &str) {
+        let n = self.cpu.size();
+        let mut expect = input.to_vec();
+        match direction {
+            Direction::Forward => self.cpu.coset_fft(&mut expect, g).unwrap(),
+            Direction::Inverse => self.cpu.icoset_fft(&mut expect, g).unwrap(),
+        }
+        let mut given = input.to_vec();
+        if from == Order::BitReversed {
+            bit_reverse(&mut given);
+        }
+        let mut d = DeviceScalars::from_host_padded(&given, n, self.stream).unwrap();
+        self.domain
+            .ntt(
+                &mut d,
+                1,
+                direction,
+                from,
+                Order::Natural,
+                Some(&g),
+                self.stream,
+            )
+            .unwrap();
+        assert!(
+            d.to_host(n, self.stream).unwrap() == expect,
+            "{what}: {direction:?} from {from:?} on a coset, 2^{}",
+            self.cpu.log_size()
+        );
+    }
+}
+
+/// A domain keeps the first coset tables it makes (up to eight sets) and later calls only wait for them: transforms
+/// on many cosets of one domain, each coset twice and past the domain's limit, then from several threads at once
+/// on a fresh domain, all against the CPU; and H after the domain's list is full.
+#[test]
+fn coset_tables_kept_by_a_domain_serve_every_coset() {
+    if !gpu_or_skip(
+        "coset_tables_kept_by_a_domain_serve_every_coset",
+        gpu::device(),
+    ) {
+        return;
+    }
+    let mut rng = fresh_rng("coset_tables_kept_by_a_domain_serve_every_coset");
+    // 2^13 has two entries in the coset tables' high part (COSET_LO_BITS = 12).
+    for log_n in [1u32, 5, 13] {
+        let cpu = Domain::new(log_n).unwrap();
+        let n = cpu.size();
+        let domain = GpuDomain::new(log_n).unwrap();
+        let stream = Stream::new().unwrap();
+        let on = CosetCheck {
+            cpu: &cpu,
+            domain: &domain,
+            stream: &stream,
+        };
+        let mut cosets = vec![coset_generator()];
+        cosets.extend((0..11).map(|_| loop {
+            let g = Scalar::random(&mut rng);
+            if !bool::from(g.is_zero()) {
+                break g;
+            }
+        }));
+        for round in 0..2 {
+            for (i, &g) in cosets.iter().enumerate() {
+                let input = random_vec(n, &mut rng);
+                let what = format!("round {round}, coset {i}");
+                on.check(&input, g, Direction::Forward, Order::Natural, &what);
+                on.check(&input, g, Direction::Inverse, Order::Natural, &what);
+                on.check(&input, g, Direction::Inverse, Order::BitReversed, &what);
+            }
+        }
+        // H's two sets of tables no longer fit the domain's list: each call makes its own.
+        for _ in 0..2 {
+            let (a, b, c) = (
+                random_vec(n, &mut rng),
+                random_vec(n, &mut rng),
+                random_vec(n, &mut rng),
+            );
+            let expected = h_polynomial_reference(a.clone(), b.clone(), c.clone()).unwrap();
+            assert!(
+                gpu::h_polynomial_gpu(&domain, &a, &b, &c).unwrap() == expected,
+                "H on a domain with a full list of coset tables, 2^{log_n}"
+            );
+        }
+        // Four threads on a fresh domain, two cosets each, the first shared by all: the first calls race to make
+        // the same tables.
+        let domain = GpuDomain::new(log_n).unwrap();
+        let inputs: Vec<Vec<Scalar>> = (0..4).map(|_| random_vec(n, &mut rng)).collect();
+        std::thread::scope(|s| {
+            for (t, input) in inputs.iter().enumerate() {
+                let (cpu, domain, cosets) = (&cpu, &domain, &cosets);
+                s.spawn(move || {
+                    let stream = Stream::new().unwrap();
+                    let on = CosetCheck {
+                        cpu,
+                        domain,
+                        stream: &stream,
+                    };
+                    for g in [cosets[0], cosets[1 + t]] {
+                        for _ in 0..3 {
+                            let what = format!("thread {t}");
+                            on.check(input, g, Direction::Inverse, Order::Natural, &what);
+                            on.check(input, g, Direction::Forward, Order::Natural, &what);
+                        }
+                    }
+                });
+            }
+        });
+    }
+}
+
 #[test]
 fn batched_ntt_matches_cpu() {
     if !gpu_or_skip("batched_ntt_matches_cpu", gpu::device()) {
