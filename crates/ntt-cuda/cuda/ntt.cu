@@ -564,9 +564,10 @@ constexpr size_t COSET_CACHE_MAX = 8;
 
 // The tables of the coset g<w> of domain d (see write_coset_tables), on stream. A domain keeps the first
 // COSET_CACHE_MAX sets it makes, so that a later call with the same arguments only waits for them to be written: their
-// single-thread exponentiations and inversion, and their power chains, held the inverse NTT on a coset at 2^20 to
-// 0.67 ms where the plain one takes 0.29 (H100, 2026-12-07). Past that, or without device memory for them, each call
-// makes its own in stream-ordered scratch.
+// single-thread exponentiations and inversion, and their power chains, cost a fixed 0.36 ms. Against tables made on
+// every call (two rounds): the inverse NTT on a coset 2^20 0.667 -> 0.311 ms, 2^24 5.09 -> 4.73 ms; H 2^20 2.01 -> 1.57
+// ms, 2^24 28.36 -> 27.91 ms, 2^27 the same within its spread (H100, 2026-12-07; BENCHMARKS). Past that, or without
+// device memory for them, each call makes its own in stream-ordered scratch.
 cuzk_status coset_tables(const cuzk_ntt_domain* d, CosetTables& t, const fr_t& g, bool invert, const fr_t& c,
                          cudaStream_t stream, const fr_t* c2 = nullptr, uint32_t twist_k = 0, const fr_t* tw = nullptr,
                          bool untwist = false) {
