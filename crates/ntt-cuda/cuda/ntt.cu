@@ -500,10 +500,17 @@ struct CosetTables {
 // *dst = *a * *b (one thread).
 __global__ void mul_one(fr_t* dst, const fr_t* a, const fr_t* b) { *dst = fr_mul(*a, *b); }
 
-// The scalars a coset's tables take: lo, hi, five for the constants, and the twisted twiddles.
+// A coset's tables in one allocation of coset_table_scalars: lo (2^COSET_LO_BITS), hi (coset_hi_len), five scalars for
+// the constants (write_coset_tables), then the twisted twiddles (2^twist_k - 1, none without twist_k).
+uint64_t coset_hi_len(uint32_t log_n) { return std::max<uint64_t>(1, (1ull << log_n) >> COSET_LO_BITS); }
 uint64_t coset_table_scalars(uint32_t log_n, uint32_t twist_k) {
-    const uint64_t hi_n = std::max<uint64_t>(1, (1ull << log_n) >> COSET_LO_BITS);
-    return (1ull << COSET_LO_BITS) + hi_n + 5 + (twist_k ? (1ull << twist_k) - 1 : 0);
+    return (1ull << COSET_LO_BITS) + coset_hi_len(log_n) + 5 + (twist_k ? (1ull << twist_k) - 1 : 0);
+}
+// Points t at the tables laid out in mem.
+void point_coset_tables(CosetTables& t, fr_t* mem, uint32_t log_n, uint32_t twist_k) {
+    t.lo = mem;
+    t.hi = mem + (1ull << COSET_LO_BITS);
+    t.twist = twist_k ? t.hi + coset_hi_len(log_n) + 5 : nullptr;
 }
 
 // Writes key's tables into mem (coset_table_scalars of them) on stream and points t at them:
@@ -513,11 +520,8 @@ uint64_t coset_table_scalars(uint32_t log_n, uint32_t twist_k) {
 // of the last DIF pass of twist_k stages of a transform to this coset's coefficients (untwist_table_kernel), from the
 // domain's inverse table tw.
 cuzk_status write_coset_tables(fr_t* mem, uint32_t log_n, const CosetKey& key, cudaStream_t stream, CosetTables& t) {
-    const uint64_t lo_n = 1ull << COSET_LO_BITS;
-    const uint64_t hi_n = std::max<uint64_t>(1, (1ull << log_n) >> COSET_LO_BITS);
-    const uint64_t twist_n = key.twist_k ? (1ull << key.twist_k) - 1 : 0;
-    t.lo = mem;
-    t.hi = t.lo + lo_n;
+    const uint64_t lo_n = 1ull << COSET_LO_BITS, hi_n = coset_hi_len(log_n);
+    point_coset_tables(t, mem, log_n, key.twist_k);
     fr_t* g_raw = t.hi + hi_n;
     fr_t* g = g_raw + 1;
     fr_t* g_step = g_raw + 2;
@@ -537,8 +541,8 @@ cuzk_status write_coset_tables(fr_t* mem, uint32_t log_n, const CosetKey& key, c
     CUZK_TRY_LAUNCH("pow_one");
     cuzk_status s = fill_powers(t.lo, lo_n, g, stream);
     if (s.code) return s;
-    if (twist_n) {
-        t.twist = g_raw + 5;
+    if (key.twist_k) {
+        const uint64_t twist_n = (1ull << key.twist_k) - 1;
         const uint32_t threads = 256;
         const uint32_t blocks = (uint32_t)((twist_n + threads - 1) / threads);
         if (key.untwist) {
@@ -578,10 +582,7 @@ cuzk_status coset_tables(const cuzk_ntt_domain* d, CosetTables& t, const fr_t& g
         std::lock_guard<std::mutex> lock(d->coset_mu);
         for (const CosetEntry& e : d->cosets) {
             if (e.key == key) {
-                const uint64_t hi_n = std::max<uint64_t>(1, (1ull << d->log_n) >> COSET_LO_BITS);
-                t.lo = e.mem;
-                t.hi = e.mem + (1ull << COSET_LO_BITS);
-                t.twist = twist_k ? t.hi + hi_n + 5 : nullptr;
+                point_coset_tables(t, e.mem, d->log_n, twist_k);
                 CUZK_TRY(cudaStreamWaitEvent(stream, e.ready, 0));
                 return status_ok();
             }

@@ -290,14 +290,14 @@ __global__ void twist_table_kernel(fr_t* out, uint32_t k, uint32_t log_n, const 
 // twiddles are all multiplied by a constant f multiplies by f every output whose natural index i has bit s set (its
 // butterflies' second outputs hold those outputs' sub-transform); so with f = g^(2^s) at every stage the outputs come
 // out times g^i with no scaling at all. H's product and the inverse NTT on a coset take it in their last pass
-// (PASS_IO_UNTWIST), whose twiddles are the same for every block, but for that pass's last round: DIF's last two stages have the twiddles 1 but for one
-// product in four, and twisted they would need all four. Each scalar stored then still needs t g^r (t the coset
-// tables' constant, r = i without the bits of the twisted stages): r's bits below the pass's first stage s0 are fixed
-// by the scalar's group, and its two top bits, which the last round's stages own, are the two low bits of the
-// scalar's index m in its group; so each block makes the 4 G factors its G groups need (PASS_IO_UNTWIST in ntt_pass),
-// one product each, and a scalar stored takes one product, where PASS_IO_SCALE makes its factor from the tables
-// first, two. Against the tables (CUZK_H_UNTWIST=0), medians of three rounds: H 2^27 261.9 -> 259.4 ms, 2^24 28.79 ->
-// 28.50 ms (H100, 2026-12-07; BENCHMARKS).
+// (PASS_IO_UNTWIST), whose twiddles are the same for every block, but for that pass's last round: DIF's last two stages
+// have the twiddles 1 but for one product in four, and twisted they would need all four. Each scalar stored then still
+// needs t g^r (t the coset tables' constant, r = i without the bits of the twisted stages): r's bits below the pass's
+// first stage s0 are fixed by the scalar's group, and its two top bits, which the last round's stages own, are the two
+// low bits of the scalar's index m in its group; so each block makes the 4 G factors its G groups need (PASS_IO_UNTWIST
+// in ntt_pass), one product each, and a scalar stored takes one product, where PASS_IO_SCALE makes its factor from the
+// tables first, two. Against the tables (CUZK_H_UNTWIST=0), medians of three rounds: H 2^27 261.9 -> 259.4 ms, 2^24
+// 28.79 -> 28.50 ms (H100, 2026-12-07; BENCHMARKS).
 // untwist_table: entry (2^k - 2^(k - st)) + mb = g^(2^s) w^(mb << s), s = log_n - k + st, mb < 2^(k - 1 - st), for the
 // local stages st < k of the last DIF pass (no low bits), laid out as its twiddles in shared memory (tw_off), the
 // factor g^(2^s) left out for the last two stages; tw is the transform's table (w^e, e < n/2), g the coset's factor.
