@@ -51,8 +51,19 @@ pub enum Error {
 /// Result alias of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Below this many butterflies a stage runs on one thread.
+/// Below this many butterflies a stage of the reference transform ([`Domain::fft_reference`]) runs on one thread.
 const PAR_THRESHOLD: usize = 1 << 12;
+
+/// The fast transforms ([`dif`], [`dit`]) take a block of at most 2^LEAF_LOG2 scalars through all its remaining
+/// stages at once, on one thread: 128 KiB, which stays in a core's L2 cache with its twiddles. Larger blocks take
+/// one stage over the whole block, split across threads, and halve.
+const LEAF_LOG2: u32 = 12;
+
+/// Butterflies a task takes in a stage over a block larger than a leaf, and scalars a task takes in a gather.
+const PAR_CHUNK: usize = 1 << 10;
+
+/// Below this many scalars a bit reversal swaps in place on one thread; above, it gathers into a copy in parallel.
+const GATHER_MIN: usize = 1 << 16;
 
 /// A radix-2 evaluation domain of size n = 2^log_n: the powers of a primitive n-th root of unity ω.
 #[derive(Clone, Debug)]
@@ -128,7 +139,8 @@ impl Domain {
     /// [`Error::LengthMismatch`] if `v` is not of the domain's size.
     pub fn fft(&self, v: &mut [Scalar]) -> Result<()> {
         self.check("input", v)?;
-        radix2(v, &self.twiddles);
+        dif(v, &self.twiddles, 1);
+        bit_reverse_scaled(v, None);
         Ok(())
     }
 
@@ -137,6 +149,28 @@ impl Domain {
     /// # Errors
     /// [`Error::LengthMismatch`] if `v` is not of the domain's size.
     pub fn ifft(&self, v: &mut [Scalar]) -> Result<()> {
+        self.check("input", v)?;
+        dif(v, &self.twiddles_inv, 1);
+        bit_reverse_scaled(v, Some(self.n_inv));
+        Ok(())
+    }
+
+    /// [`Domain::fft`] by the simple transform the fast one is tested against: a serial bit reversal, then
+    /// radix-2 decimation in time one stage at a time over the whole vector.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] if `v` is not of the domain's size.
+    pub fn fft_reference(&self, v: &mut [Scalar]) -> Result<()> {
+        self.check("input", v)?;
+        radix2(v, &self.twiddles);
+        Ok(())
+    }
+
+    /// [`Domain::ifft`] by the simple transform of [`Domain::fft_reference`], then the scaling by 1/n.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] if `v` is not of the domain's size.
+    pub fn ifft_reference(&self, v: &mut [Scalar]) -> Result<()> {
         self.check("input", v)?;
         radix2(v, &self.twiddles_inv);
         scale(v, self.n_inv);
@@ -150,8 +184,7 @@ impl Domain {
     pub fn coset_fft(&self, v: &mut [Scalar], g: Scalar) -> Result<()> {
         self.check("input", v)?;
         distribute_powers(v, g);
-        radix2(v, &self.twiddles);
-        Ok(())
+        self.fft(v)
     }
 
     /// Evaluations on the coset g⟨ω⟩ to coefficients.
@@ -291,6 +324,185 @@ fn radix2(v: &mut [Scalar], tw: &[Scalar]) {
     }
 }
 
+/// The butterflies of [`dif`] and [`dit`], on the scalars in place: blst writes a result word by word, and a copy
+/// of a fresh 32-byte result (`x = u + w`) reads it back in wider loads that wait for those stores to retire, which
+/// made the butterflies half as slow again (perf, 2026-12-07).
+/// DIF: (x, y) -> (x + y, (x - y) w).
+#[inline(always)]
+fn dif_butterfly(x: &mut Scalar, y: &mut Scalar, w: &Scalar) {
+    let v = *y;
+    *y = *x;
+    *y -= &v;
+    *y *= w;
+    *x += &v;
+}
+
+/// DIT: (x, y) -> (x + y w, x - y w).
+#[inline(always)]
+fn dit_butterfly(x: &mut Scalar, y: &mut Scalar, w: &Scalar) {
+    *y *= w;
+    let t = *y;
+    *y = *x;
+    *y -= &t;
+    *x += &t;
+}
+
+/// Either one with the twiddle 1: (x, y) -> (x + y, x - y).
+#[inline(always)]
+fn unit_butterfly(x: &mut Scalar, y: &mut Scalar) {
+    let v = *y;
+    *y = *x;
+    *y -= &v;
+    *x += &v;
+}
+
+/// Decimation in frequency (Gentleman-Sande): natural order in, bit-reversed order out, unscaled. `v` is a block of
+/// a transform of `stride * v.len()` points whose twiddles are `tw[i] = ω^i` (i < half that), so the block's own
+/// root is ω^stride. A block larger than a leaf takes its first stage across threads, then its halves at once.
+fn dif(v: &mut [Scalar], tw: &[Scalar], stride: usize) {
+    let n = v.len();
+    if n <= 1 << LEAF_LOG2 {
+        return dif_leaf(v, tw, stride);
+    }
+    let (lo, hi) = v.split_at_mut(n / 2);
+    lo.par_chunks_mut(PAR_CHUNK)
+        .zip(hi.par_chunks_mut(PAR_CHUNK))
+        .enumerate()
+        .for_each(|(k, (l, h))| {
+            for (j, (x, y)) in l.iter_mut().zip(h.iter_mut()).enumerate() {
+                dif_butterfly(x, y, &tw[(k * PAR_CHUNK + j) * stride]);
+            }
+        });
+    rayon::join(|| dif(lo, tw, 2 * stride), || dif(hi, tw, 2 * stride));
+}
+
+/// [`dif`]'s stages over a block that fits in cache, on this thread. A block's first butterfly takes the twiddle
+/// ω^0 = 1, and the last stage takes it for every butterfly: those skip the product.
+fn dif_leaf(v: &mut [Scalar], tw: &[Scalar], stride: usize) {
+    let mut half = v.len() / 2;
+    let mut s = stride;
+    while half > 1 {
+        for block in v.chunks_exact_mut(2 * half) {
+            let (lo, hi) = block.split_at_mut(half);
+            unit_butterfly(&mut lo[0], &mut hi[0]);
+            for j in 1..half {
+                dif_butterfly(&mut lo[j], &mut hi[j], &tw[j * s]);
+            }
+        }
+        half /= 2;
+        s *= 2;
+    }
+    if half == 1 {
+        for pair in v.chunks_exact_mut(2) {
+            let (u, w) = pair.split_at_mut(1);
+            unit_butterfly(&mut u[0], &mut w[0]);
+        }
+    }
+}
+
+/// Decimation in time (Cooley-Tukey): bit-reversed order in, natural order out, unscaled; `tw` and `stride` as in
+/// [`dif`]. A block larger than a leaf takes its halves at once, then its last stage across threads.
+fn dit(v: &mut [Scalar], tw: &[Scalar], stride: usize) {
+    let n = v.len();
+    if n <= 1 << LEAF_LOG2 {
+        return dit_leaf(v, tw, stride);
+    }
+    let (lo, hi) = v.split_at_mut(n / 2);
+    rayon::join(|| dit(lo, tw, 2 * stride), || dit(hi, tw, 2 * stride));
+    lo.par_chunks_mut(PAR_CHUNK)
+        .zip(hi.par_chunks_mut(PAR_CHUNK))
+        .enumerate()
+        .for_each(|(k, (l, h))| {
+            for (j, (x, y)) in l.iter_mut().zip(h.iter_mut()).enumerate() {
+                dit_butterfly(x, y, &tw[(k * PAR_CHUNK + j) * stride]);
+            }
+        });
+}
+
+/// [`dit`]'s stages over a block that fits in cache, on this thread; the twiddles 1 skip the product, as in
+/// [`dif_leaf`].
+fn dit_leaf(v: &mut [Scalar], tw: &[Scalar], stride: usize) {
+    let n = v.len();
+    if n < 2 {
+        return;
+    }
+    for pair in v.chunks_exact_mut(2) {
+        let (u, w) = pair.split_at_mut(1);
+        unit_butterfly(&mut u[0], &mut w[0]);
+    }
+    let mut half = 2;
+    let mut s = stride * n / 4;
+    while half < n {
+        for block in v.chunks_exact_mut(2 * half) {
+            let (lo, hi) = block.split_at_mut(half);
+            unit_butterfly(&mut lo[0], &mut hi[0]);
+            for j in 1..half {
+                dit_butterfly(&mut lo[j], &mut hi[j], &tw[j * s]);
+            }
+        }
+        half *= 2;
+        s /= 2;
+    }
+}
+
+/// Index `i` of a vector of 2^log_n scalars, bit-reversed.
+fn bitrev(i: usize, log_n: u32) -> usize {
+    if log_n == 0 {
+        0
+    } else {
+        i.reverse_bits() >> (usize::BITS - log_n)
+    }
+}
+
+/// Permutes `v` (of power-of-two length) into bit-reversed order, each scalar times `s` if given: in place on this
+/// thread for short vectors, else gathered in parallel from a copy (the serial swaps of [`bit_reverse`] miss the
+/// cache on nearly every scalar of a long vector).
+fn bit_reverse_scaled(v: &mut [Scalar], s: Option<Scalar>) {
+    let n = v.len();
+    if n < GATHER_MIN {
+        bit_reverse(v);
+        if let Some(s) = s {
+            scale(v, s);
+        }
+        return;
+    }
+    let log_n = n.trailing_zeros();
+    let src = v.to_vec();
+    v.par_chunks_mut(PAR_CHUNK)
+        .enumerate()
+        .for_each(|(k, part)| {
+            for (j, x) in part.iter_mut().enumerate() {
+                *x = src[bitrev(k * PAR_CHUNK + j, log_n)];
+                if let Some(s) = &s {
+                    *x *= s;
+                }
+            }
+        });
+}
+
+/// Multiplies the scalar at bit-reversed position j of `v` (2^log_n scalars) by c g^i, i = bitrev(j): a coset's
+/// powers for a vector in [`dif`]'s output order. A run of 2^k positions q 2^k + t takes the powers
+/// (g^(2^(log_n - k)))^bitrev_k(t), one table for every run, times c g^bitrev(q) for the run: two products a scalar.
+fn distribute_powers_bit_reversed(v: &mut [Scalar], c: Scalar, g: Scalar) {
+    let n = v.len();
+    if n == 0 {
+        return;
+    }
+    let log_n = n.trailing_zeros();
+    let k = log_n.min(LEAF_LOG2);
+    let run = 1usize << k;
+    let natural = powers(g.pow_vartime([1u64 << (log_n - k)]), run);
+    let table: Vec<Scalar> = (0..run).map(|t| natural[bitrev(t, k)]).collect();
+    v.par_chunks_mut(run).enumerate().for_each(|(q, part)| {
+        let f = c * g.pow_vartime([bitrev(q, log_n - k) as u64]);
+        for (x, t) in part.iter_mut().zip(&table) {
+            let mut ft = f;
+            ft *= t;
+            *x *= &ft;
+        }
+    });
+}
+
 /// Checks that a, b and c have one length.
 ///
 /// # Errors
@@ -324,30 +536,59 @@ pub fn coset_generator() -> Scalar {
 pub fn h_polynomial(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Vec<Scalar>> {
     check_abc_lengths(&a, &b, &c)?;
     let domain = Domain::for_len(a.len())?;
+    let (n, log_n) = (domain.size(), domain.log_n);
     let g = coset_generator();
-    let (a, (b, c)) = rayon::join(
-        || coset_evaluations(&domain, g, a),
+    let g_inv = g.invert().expect("the coset generator is non-zero");
+    // Every transform runs without a bit reversal: inverse transforms by decimation in frequency (natural order in,
+    // bit-reversed out), the forward ones by decimation in time (bit-reversed in, natural out). The constants ride on
+    // products made anyway: n^-1 on a's and b's coset powers, and Z(g)^-1 on a's too, so that the product a·b
+    // carries k = n^-1 Z(g)^-1, which C (transformed unscaled, so n C) takes at the end.
+    let k = domain.n_inv * coset_z_inverse(n, g);
+    let to_coset = |mut v: Vec<Scalar>, factor: Scalar| {
+        v.resize(n, Scalar::ZERO);
+        dif(&mut v, &domain.twiddles_inv, 1);
+        distribute_powers_bit_reversed(&mut v, factor, g);
+        dit(&mut v, &domain.twiddles, 1);
+        v
+    };
+    let (mut ab, (b, c)) = rayon::join(
+        || to_coset(a, domain.n_inv * k),
         || {
             rayon::join(
-                || coset_evaluations(&domain, g, b),
-                || coefficients(&domain, c),
+                || to_coset(b, domain.n_inv),
+                || {
+                    let mut c = c;
+                    c.resize(n, Scalar::ZERO);
+                    dif(&mut c, &domain.twiddles_inv, 1);
+                    c
+                },
             )
         },
     );
-    let (mut ab, b, c) = (a?, b?, c?);
     ab.par_iter_mut()
         .zip(b.par_iter())
         .with_min_len(1024)
         .for_each(|(a, b)| *a *= b);
     drop(b);
-    domain.icoset_fft(&mut ab, g)?;
-    let z_inv = coset_z_inverse(domain.size(), g);
-    ab.par_iter_mut()
-        .zip(c.par_iter())
-        .with_min_len(1024)
-        .for_each(|(h, c)| *h = (*h - c) * z_inv);
-    ab.truncate(domain.size() - 1);
-    Ok(ab)
+    dif(&mut ab, &domain.twiddles_inv, 1);
+    // h_i = (k n ab's coefficient i) g^-i - k n C_i, both read at bit-reversed position i.
+    let mut h = vec![Scalar::ZERO; n - 1];
+    h.par_chunks_mut(PAR_CHUNK)
+        .enumerate()
+        .for_each(|(q, part)| {
+            let i0 = q * PAR_CHUNK;
+            let mut power = g_inv.pow_vartime([i0 as u64]);
+            for (t, x) in part.iter_mut().enumerate() {
+                let r = bitrev(i0 + t, log_n);
+                let mut ck = c[r];
+                ck *= &k;
+                *x = ab[r];
+                *x *= &power;
+                *x -= &ck;
+                power *= g_inv;
+            }
+        });
+    Ok(h)
 }
 
 /// The H polynomial in bellperson's own sequence: a, b and c each to the coset (inverse transform, coset transform),

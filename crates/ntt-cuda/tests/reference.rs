@@ -1,9 +1,12 @@
-//! The radix-2 NTT against the naive DFT, round trips, cosets, and the H polynomial against its definition and
-//! against bellperson's own sequence.
+//! The NTT against the naive DFT and the fast transforms against the simple ones, round trips, cosets, and the H
+//! polynomial against its definition and against bellperson's own sequence.
 
 use blstrs::Scalar;
 use ff::Field;
-use ntt_cuda::{coset_generator, h_polynomial, h_polynomial_reference, naive_dft, Domain, Error};
+use ntt_cuda::{
+    coset_generator, distribute_powers, h_polynomial, h_polynomial_reference, naive_dft, Domain,
+    Error,
+};
 use proptest::prelude::*;
 use test_utils::{arb_scalar, fresh_rng};
 
@@ -24,6 +27,43 @@ fn fft_equals_naive_dft_every_small_size() {
         assert_eq!(fast, naive_dft(&v, d.omega()), "2^{log_n}");
         d.ifft(&mut fast).unwrap();
         assert_eq!(fast, v, "round trip 2^{log_n}");
+    }
+}
+
+#[test]
+fn fast_transforms_equal_the_reference_at_every_size() {
+    // Up to 2^17: the leaves (2^12 scalars) alone, blocks split across threads above them, and the gathered bit
+    // reversal from 2^16; random and edge scalars, and all zeros and all ones past the leaf size.
+    let mut rng = fresh_rng("fast_transforms_equal_the_reference_at_every_size");
+    let g = coset_generator();
+    let g_inv = g.invert().unwrap();
+    for log_n in 0..=17 {
+        let d = Domain::new(log_n).unwrap();
+        let mut inputs = vec![random_vec(d.size(), &mut rng)];
+        if log_n == 13 {
+            inputs.push(vec![Scalar::ZERO; d.size()]);
+            inputs.push(vec![Scalar::ONE; d.size()]);
+        }
+        for v in inputs {
+            let (mut fast, mut slow) = (v.clone(), v.clone());
+            d.fft(&mut fast).unwrap();
+            d.fft_reference(&mut slow).unwrap();
+            assert!(fast == slow, "fft 2^{log_n}");
+            let (mut fast, mut slow) = (v.clone(), v.clone());
+            d.ifft(&mut fast).unwrap();
+            d.ifft_reference(&mut slow).unwrap();
+            assert!(fast == slow, "ifft 2^{log_n}");
+            let (mut fast, mut slow) = (v.clone(), v.clone());
+            d.coset_fft(&mut fast, g).unwrap();
+            distribute_powers(&mut slow, g);
+            d.fft_reference(&mut slow).unwrap();
+            assert!(fast == slow, "coset fft 2^{log_n}");
+            let (mut fast, mut slow) = (v.clone(), v);
+            d.icoset_fft(&mut fast, g).unwrap();
+            d.ifft_reference(&mut slow).unwrap();
+            distribute_powers(&mut slow, g_inv);
+            assert!(fast == slow, "inverse coset fft 2^{log_n}");
+        }
     }
 }
 
@@ -139,7 +179,8 @@ proptest! {
 #[test]
 fn h_in_six_transforms_equals_bellpersons_seven_at_every_size_and_edge() {
     let mut rng = fresh_rng("h_in_six_transforms_equals_bellpersons_seven_at_every_size_and_edge");
-    for log_n in 0..=12u32 {
+    // Past 2^12 the transforms split their blocks across threads and the coset powers take several runs.
+    for log_n in 0..=14u32 {
         let n = 1usize << log_n;
         for len in [n, n.saturating_sub(3).max(1)] {
             let [a, b, c] = [(); 3].map(|_| random_vec(len, &mut rng));
