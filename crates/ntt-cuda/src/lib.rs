@@ -10,6 +10,7 @@ mod ffi;
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -139,7 +140,7 @@ impl Domain {
     /// [`Error::LengthMismatch`] if `v` is not of the domain's size.
     pub fn fft(&self, v: &mut [Scalar]) -> Result<()> {
         self.check("input", v)?;
-        dif(v, &self.twiddles, 1);
+        dif(v, &self.twiddles);
         bit_reverse_scaled(v, None);
         Ok(())
     }
@@ -150,7 +151,7 @@ impl Domain {
     /// [`Error::LengthMismatch`] if `v` is not of the domain's size.
     pub fn ifft(&self, v: &mut [Scalar]) -> Result<()> {
         self.check("input", v)?;
-        dif(v, &self.twiddles_inv, 1);
+        dif(v, &self.twiddles_inv);
         bit_reverse_scaled(v, Some(self.n_inv));
         Ok(())
     }
@@ -356,13 +357,32 @@ fn unit_butterfly(x: &mut Scalar, y: &mut Scalar) {
     *x += &v;
 }
 
-/// Decimation in frequency (Gentleman-Sande): natural order in, bit-reversed order out, unscaled. `v` is a block of
-/// a transform of `stride * v.len()` points whose twiddles are `tw[i] = ω^i` (i < half that), so the block's own
-/// root is ω^stride. A block larger than a leaf takes its first stage across threads, then its halves at once.
-fn dif(v: &mut [Scalar], tw: &[Scalar], stride: usize) {
+/// Decimation in frequency (Gentleman-Sande): natural order in, bit-reversed order out, unscaled, with the domain's
+/// twiddles `tw[i] = ω^i` (i < v.len() / 2). A block larger than a leaf takes its first stage across threads, then
+/// its halves at once ([`dif_block`]).
+fn dif(v: &mut [Scalar], tw: &[Scalar]) {
+    dif_block(v, tw, 1, &leaf_twiddles(tw, v.len()));
+}
+
+/// The twiddles of a leaf of a transform of n points (`tw` its table): ω^(j n / L), j < L / 2, for leaves of L =
+/// min(n, 2^LEAF_LOG2) scalars, in a table of their own, so that a leaf reads its twiddles from 64 KiB where the
+/// domain's table spreads them over n / 2 scalars (16 MiB at 2^20) and misses the cache on each.
+fn leaf_twiddles(tw: &[Scalar], n: usize) -> Cow<'_, [Scalar]> {
+    let leaf = n.min(1 << LEAF_LOG2);
+    let stride = n / leaf.max(1);
+    if stride == 1 {
+        Cow::Borrowed(&tw[..leaf / 2])
+    } else {
+        Cow::Owned((0..leaf / 2).map(|j| tw[j * stride]).collect())
+    }
+}
+
+/// A block of [`dif`]: `v` is a block of a transform of `stride * v.len()` points, so its own root is ω^stride;
+/// `leaf_tw` is [`leaf_twiddles`]' table, which its leaves read.
+fn dif_block(v: &mut [Scalar], tw: &[Scalar], stride: usize, leaf_tw: &[Scalar]) {
     let n = v.len();
     if n <= 1 << LEAF_LOG2 {
-        return dif_leaf(v, tw, stride);
+        return dif_leaf(v, leaf_tw, leaf_tw.len() * 2 / n.max(1));
     }
     let (lo, hi) = v.split_at_mut(n / 2);
     lo.par_chunks_mut(PAR_CHUNK)
@@ -373,7 +393,10 @@ fn dif(v: &mut [Scalar], tw: &[Scalar], stride: usize) {
                 dif_butterfly(x, y, &tw[(k * PAR_CHUNK + j) * stride]);
             }
         });
-    rayon::join(|| dif(lo, tw, 2 * stride), || dif(hi, tw, 2 * stride));
+    rayon::join(
+        || dif_block(lo, tw, 2 * stride, leaf_tw),
+        || dif_block(hi, tw, 2 * stride, leaf_tw),
+    );
 }
 
 /// [`dif`]'s stages over a block that fits in cache, on this thread. A block's first butterfly takes the twiddle
@@ -400,15 +423,23 @@ fn dif_leaf(v: &mut [Scalar], tw: &[Scalar], stride: usize) {
     }
 }
 
-/// Decimation in time (Cooley-Tukey): bit-reversed order in, natural order out, unscaled; `tw` and `stride` as in
-/// [`dif`]. A block larger than a leaf takes its halves at once, then its last stage across threads.
-fn dit(v: &mut [Scalar], tw: &[Scalar], stride: usize) {
+/// Decimation in time (Cooley-Tukey): bit-reversed order in, natural order out, unscaled; `tw` as in [`dif`]. A
+/// block larger than a leaf takes its halves at once, then its last stage across threads.
+fn dit(v: &mut [Scalar], tw: &[Scalar]) {
+    dit_block(v, tw, 1, &leaf_twiddles(tw, v.len()));
+}
+
+/// A block of [`dit`], as [`dif_block`] is of [`dif`].
+fn dit_block(v: &mut [Scalar], tw: &[Scalar], stride: usize, leaf_tw: &[Scalar]) {
     let n = v.len();
     if n <= 1 << LEAF_LOG2 {
-        return dit_leaf(v, tw, stride);
+        return dit_leaf(v, leaf_tw, leaf_tw.len() * 2 / n.max(1));
     }
     let (lo, hi) = v.split_at_mut(n / 2);
-    rayon::join(|| dit(lo, tw, 2 * stride), || dit(hi, tw, 2 * stride));
+    rayon::join(
+        || dit_block(lo, tw, 2 * stride, leaf_tw),
+        || dit_block(hi, tw, 2 * stride, leaf_tw),
+    );
     lo.par_chunks_mut(PAR_CHUNK)
         .zip(hi.par_chunks_mut(PAR_CHUNK))
         .enumerate()
@@ -546,9 +577,9 @@ pub fn h_polynomial(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Ve
     let k = domain.n_inv * coset_z_inverse(n, g);
     let to_coset = |mut v: Vec<Scalar>, factor: Scalar| {
         v.resize(n, Scalar::ZERO);
-        dif(&mut v, &domain.twiddles_inv, 1);
+        dif(&mut v, &domain.twiddles_inv);
         distribute_powers_bit_reversed(&mut v, factor, g);
-        dit(&mut v, &domain.twiddles, 1);
+        dit(&mut v, &domain.twiddles);
         v
     };
     let (mut ab, (b, c)) = rayon::join(
@@ -559,7 +590,7 @@ pub fn h_polynomial(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Ve
                 || {
                     let mut c = c;
                     c.resize(n, Scalar::ZERO);
-                    dif(&mut c, &domain.twiddles_inv, 1);
+                    dif(&mut c, &domain.twiddles_inv);
                     c
                 },
             )
@@ -570,7 +601,7 @@ pub fn h_polynomial(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Ve
         .with_min_len(1024)
         .for_each(|(a, b)| *a *= b);
     drop(b);
-    dif(&mut ab, &domain.twiddles_inv, 1);
+    dif(&mut ab, &domain.twiddles_inv);
     // h_i = (k n ab's coefficient i) g^-i - k n C_i, both read at bit-reversed position i.
     let mut h = vec![Scalar::ZERO; n - 1];
     h.par_chunks_mut(PAR_CHUNK)
