@@ -385,18 +385,30 @@ fn dif_block(v: &mut [Scalar], tw: &[Scalar], stride: usize, leaf_tw: &[Scalar])
         return dif_leaf(v, leaf_tw, leaf_tw.len() * 2 / n.max(1));
     }
     let (lo, hi) = v.split_at_mut(n / 2);
+    stage(lo, hi, tw, stride, dif_butterfly);
+    rayon::join(
+        || dif_block(lo, tw, 2 * stride, leaf_tw),
+        || dif_block(hi, tw, 2 * stride, leaf_tw),
+    );
+}
+
+/// One stage over a block larger than a leaf, split across threads: `butterfly` on (lo[j], hi[j]) with the twiddle
+/// ω^(j stride).
+fn stage(
+    lo: &mut [Scalar],
+    hi: &mut [Scalar],
+    tw: &[Scalar],
+    stride: usize,
+    butterfly: impl Fn(&mut Scalar, &mut Scalar, &Scalar) + Sync,
+) {
     lo.par_chunks_mut(PAR_CHUNK)
         .zip(hi.par_chunks_mut(PAR_CHUNK))
         .enumerate()
         .for_each(|(k, (l, h))| {
             for (j, (x, y)) in l.iter_mut().zip(h.iter_mut()).enumerate() {
-                dif_butterfly(x, y, &tw[(k * PAR_CHUNK + j) * stride]);
+                butterfly(x, y, &tw[(k * PAR_CHUNK + j) * stride]);
             }
         });
-    rayon::join(
-        || dif_block(lo, tw, 2 * stride, leaf_tw),
-        || dif_block(hi, tw, 2 * stride, leaf_tw),
-    );
 }
 
 /// [`dif`]'s stages over a block that fits in cache, on this thread. A block's first butterfly takes the twiddle
@@ -440,14 +452,7 @@ fn dit_block(v: &mut [Scalar], tw: &[Scalar], stride: usize, leaf_tw: &[Scalar])
         || dit_block(lo, tw, 2 * stride, leaf_tw),
         || dit_block(hi, tw, 2 * stride, leaf_tw),
     );
-    lo.par_chunks_mut(PAR_CHUNK)
-        .zip(hi.par_chunks_mut(PAR_CHUNK))
-        .enumerate()
-        .for_each(|(k, (l, h))| {
-            for (j, (x, y)) in l.iter_mut().zip(h.iter_mut()).enumerate() {
-                dit_butterfly(x, y, &tw[(k * PAR_CHUNK + j) * stride]);
-            }
-        });
+    stage(lo, hi, tw, stride, dit_butterfly);
 }
 
 /// [`dit`]'s stages over a block that fits in cache, on this thread; the twiddles 1 skip the product, as in
