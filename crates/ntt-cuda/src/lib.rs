@@ -607,7 +607,9 @@ pub fn h_polynomial(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Ve
         .for_each(|(a, b)| *a *= b);
     drop(b);
     dif(&mut ab, &domain.twiddles_inv);
-    // h_i = (k n ab's coefficient i) g^-i - k n C_i, both read at bit-reversed position i.
+    // At bit-reversed position i the product's unscaled inverse transform holds n k p_i g^i (p the coefficients of
+    // the interpolant of a·b on the coset, k from a's powers) and C's holds n C_i, so h_i = (p_i - C_i) Z(g)^-1 is
+    // the first times g^-i less the second times k.
     let mut h = vec![Scalar::ZERO; n - 1];
     h.par_chunks_mut(PAR_CHUNK)
         .enumerate()
