@@ -580,26 +580,21 @@ pub fn h_polynomial(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Ve
     // products made anyway: n^-1 on a's and b's coset powers, and Z(g)^-1 on a's too, so that the product a·b
     // carries k = n^-1 Z(g)^-1, which C (transformed unscaled, so n C) takes at the end.
     let k = domain.n_inv * coset_z_inverse(n, g);
-    let to_coset = |mut v: Vec<Scalar>, factor: Scalar| {
+    // Evaluations (zero-padded) to n times the coefficients, in bit-reversed order.
+    let to_coefficients = |mut v: Vec<Scalar>| {
         v.resize(n, Scalar::ZERO);
         dif(&mut v, &domain.twiddles_inv);
+        v
+    };
+    let to_coset = |v: Vec<Scalar>, factor: Scalar| {
+        let mut v = to_coefficients(v);
         distribute_powers_bit_reversed(&mut v, factor, g);
         dit(&mut v, &domain.twiddles);
         v
     };
     let (mut ab, (b, c)) = rayon::join(
         || to_coset(a, domain.n_inv * k),
-        || {
-            rayon::join(
-                || to_coset(b, domain.n_inv),
-                || {
-                    let mut c = c;
-                    c.resize(n, Scalar::ZERO);
-                    dif(&mut c, &domain.twiddles_inv);
-                    c
-                },
-            )
-        },
+        || rayon::join(|| to_coset(b, domain.n_inv), || to_coefficients(c)),
     );
     ab.par_iter_mut()
         .zip(b.par_iter())
