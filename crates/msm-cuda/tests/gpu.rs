@@ -18,7 +18,8 @@ use msm_cuda::gpu::{
 use msm_cuda::{msm_g1, msm_g2, Selection};
 use rand::Rng;
 use test_utils::{
-    edge_or_random_scalar, fresh_rng, gpu_or_skip, random_g1, random_g1_fast, random_g2,
+    edge_or_random_scalar, fresh_rng, gpu_or_skip, par_scalars, random_g1, random_g1_fast,
+    random_g2,
 };
 
 /// The device as the arithmetic checks' backend.
@@ -643,7 +644,7 @@ fn heavy_sweep_2_24_and_2_26() {
     for lg in [24u32, 26] {
         let n = 1usize << lg;
         let bases = random_g1_fast(n, &mut rng);
-        let random: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        let random = par_scalars(n, &mut rng, |r, _| Scalar::random(r));
         let resident = DeviceBases::upload(&bases).unwrap();
         let want = msm_g1(&bases, &random).unwrap();
         for accumulation in BOTH {
@@ -694,10 +695,7 @@ fn heavy_window_tables_2_24_and_2_26() {
         let bases = random_g1_fast(n, &mut rng);
         let tables = DeviceBases::upload_tables(&bases, window).unwrap();
         for (name, scalars) in [
-            (
-                "random",
-                (0..n).map(|_| Scalar::random(&mut rng)).collect::<Vec<_>>(),
-            ),
+            ("random", par_scalars(n, &mut rng, |r, _| Scalar::random(r))),
             ("porep-like", common::porep_like_scalars(n, &mut rng)),
         ] {
             let want = msm_g1(&bases, &scalars).unwrap();

@@ -15,7 +15,7 @@ use ff::Field;
 use msm_cuda::gpu::{self, Accumulation, DeviceBases, GpuScalars, MsmOptions};
 use msm_cuda::msm_g1;
 use rand::Rng;
-use test_utils::{fresh_rng, gpu_or_skip};
+use test_utils::{fresh_rng, gpu_or_skip, par_scalars};
 
 /// Host scalars of 2^CHUNKED_MIN_LOG and more go up in chunks in this test's process (`CUZK_MSM_CHUNKED_MIN`).
 const CHUNKED_MIN_LOG: u32 = 11;
@@ -53,7 +53,7 @@ fn chunked_uploads_equal_blst() {
     for n in sizes {
         let (bases, edge) = common::edge_inputs(n, &mut rng);
         let resident = DeviceBases::upload(&bases).unwrap();
-        let random: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        let random = par_scalars(n, &mut rng, |r, _| Scalar::random(r));
         let porep = common::porep_like_scalars(n, &mut rng);
         for (name, scalars) in [("edge", &edge), ("random", &random), ("porep-like", &porep)] {
             let want = msm_g1(&bases, scalars).unwrap();

@@ -7,16 +7,13 @@ use ff::Field;
 use ntt_cuda::gpu::{self, DeviceScalars, Direction, GpuDomain, Order, Stream};
 use ntt_cuda::{bit_reverse, coset_generator, h_polynomial, h_polynomial_reference, Domain};
 use rand::Rng;
-use test_utils::{edge_or_random_scalar, fresh_rng, gpu_or_skip};
+use std::time::Instant;
+use test_utils::{edge_or_random_scalar, fresh_rng, gpu_or_skip, par_scalars, random_scalars};
 
 mod field_ops;
 
 /// Held by the tests that watch the device pool's memory, so that neither sees the other's buffers.
 static POOL_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn random_vec(n: usize, rng: &mut impl Rng) -> Vec<Scalar> {
-    (0..n).map(|_| edge_or_random_scalar(rng)).collect()
-}
 
 #[test]
 fn field_arithmetic_matches_blstrs() {
@@ -38,7 +35,7 @@ fn check_size(log_n: u32, rng: &mut impl Rng) {
     let stream = Stream::new().unwrap();
     let n = cpu.size();
     let g = coset_generator();
-    let input = random_vec(n, rng);
+    let input = random_scalars(n, rng);
     let run = |data: &[Scalar], dir, input_order, output_order, coset: Option<&Scalar>| {
         let mut d = DeviceScalars::from_host_padded(data, n, &stream).unwrap();
         gpu_domain
@@ -202,7 +199,7 @@ fn coset_tables_kept_by_a_domain_serve_every_coset() {
         }));
         for round in 0..2 {
             for (i, &g) in cosets.iter().enumerate() {
-                let input = random_vec(n, &mut rng);
+                let input = random_scalars(n, &mut rng);
                 let what = format!("round {round}, coset {i}");
                 on.check(&input, g, Direction::Forward, Order::Natural, &what);
                 on.check(&input, g, Direction::Inverse, Order::Natural, &what);
@@ -212,9 +209,9 @@ fn coset_tables_kept_by_a_domain_serve_every_coset() {
         // H's two sets of tables no longer fit the domain's list: each call makes its own.
         for _ in 0..2 {
             let (a, b, c) = (
-                random_vec(n, &mut rng),
-                random_vec(n, &mut rng),
-                random_vec(n, &mut rng),
+                random_scalars(n, &mut rng),
+                random_scalars(n, &mut rng),
+                random_scalars(n, &mut rng),
             );
             let expected = h_polynomial_reference(a.clone(), b.clone(), c.clone()).unwrap();
             assert!(
@@ -225,7 +222,7 @@ fn coset_tables_kept_by_a_domain_serve_every_coset() {
         // Four threads on a fresh domain, two cosets each, the first shared by all: the first calls race to make
         // the same tables.
         let domain = GpuDomain::new(log_n).unwrap();
-        let inputs: Vec<Vec<Scalar>> = (0..4).map(|_| random_vec(n, &mut rng)).collect();
+        let inputs: Vec<Vec<Scalar>> = (0..4).map(|_| random_scalars(n, &mut rng)).collect();
         std::thread::scope(|s| {
             for (t, input) in inputs.iter().enumerate() {
                 let (cpu, domain, cosets) = (&cpu, &domain, &cosets);
@@ -259,7 +256,7 @@ fn batched_ntt_matches_cpu() {
         let cpu = Domain::new(log_n).unwrap();
         let n = cpu.size();
         let batch = 3;
-        let data = random_vec(batch * n, &mut rng);
+        let data = random_scalars(batch * n, &mut rng);
         let stream = Stream::new().unwrap();
         let domain = GpuDomain::new(log_n).unwrap();
         let mut d = DeviceScalars::from_host_padded(&data, batch * n, &stream).unwrap();
@@ -323,25 +320,26 @@ fn batched_ntt_matches_cpu() {
     }
 }
 
-fn check_h(len: usize, rng: &mut impl Rng) {
-    let a = random_vec(len, rng);
-    let b = random_vec(len, rng);
+/// Returns the seconds its CPU side took (the reference, and the CPU's own H up to 2^20).
+fn check_h(len: usize, rng: &mut impl Rng) -> f64 {
+    let a = random_scalars(len, rng);
+    let b = random_scalars(len, rng);
     // Half satisfied rows, half not: H is defined either way and both sides must agree.
-    let c: Vec<Scalar> = (0..len)
-        .map(|i| {
-            if i % 2 == 0 {
-                a[i] * b[i]
-            } else {
-                edge_or_random_scalar(rng)
-            }
-        })
-        .collect();
+    let c = par_scalars(len, rng, |r, i| {
+        if i % 2 == 0 {
+            a[i] * b[i]
+        } else {
+            edge_or_random_scalar(r)
+        }
+    });
     // bellperson's own sequence (the GPU takes six transforms where it takes seven), and the CPU's six up to 2^20 (the
     // CPU tests compare those two at every size; the heavy sweep's 2^27 keeps to the one reference).
+    let t = Instant::now();
     let expected = h_polynomial_reference(a.clone(), b.clone(), c.clone()).unwrap();
     if len <= 1 << 20 {
         assert!(h_polynomial(a.clone(), b.clone(), c.clone()).unwrap() == expected);
     }
+    let cpu_s = t.elapsed().as_secs_f64();
     let domain = GpuDomain::new(Domain::for_len(len).unwrap().log_size()).unwrap();
     let got = gpu::h_polynomial_gpu(&domain, &a, &b, &c).unwrap();
     assert_eq!(got.len(), expected.len(), "length for {len}");
@@ -361,6 +359,7 @@ fn check_h(len: usize, rng: &mut impl Rng) {
         h.to_host(expected.len(), &stream).unwrap() == expected,
         "H through staging differs for length {len}"
     );
+    cpu_s
 }
 
 #[test]
@@ -373,7 +372,7 @@ fn staged_uploads_land_every_chunk_in_place() {
     let mut staging = gpu::Staging::new(7).unwrap();
     let stream = gpu::Stream::new().unwrap();
     for len in [0usize, 1, 6, 7, 14, 15, 1000, 4099] {
-        let host = random_vec(len, &mut rng);
+        let host = random_scalars(len, &mut rng);
         let mut dst = gpu::DeviceScalars::zeroed(len + 5, &stream).unwrap();
         stream.synchronize().unwrap();
         staging.upload(&host, &mut dst).unwrap();
@@ -389,7 +388,7 @@ fn staged_uploads_land_every_chunk_in_place() {
     }
     // Registered in place (cudaHostRegister): asynchronous uploads from ordinary vectors, then unregistered on drop.
     for len in [0usize, 1, 4099] {
-        let host = random_vec(len, &mut rng);
+        let host = random_scalars(len, &mut rng);
         let pinned = gpu::Registered::new(&host).unwrap();
         let dst = gpu::DeviceScalars::from_host_padded(&host, len + 2, &stream).unwrap();
         stream.synchronize().unwrap();
@@ -403,7 +402,7 @@ fn staged_uploads_land_every_chunk_in_place() {
     // Too long for the destination: an error, not an overrun.
     let mut small = gpu::DeviceScalars::zeroed(3, &stream).unwrap();
     let err = staging
-        .upload(&random_vec(4, &mut rng), &mut small)
+        .upload(&random_scalars(4, &mut rng), &mut small)
         .unwrap_err();
     assert!(err.to_string().contains("staged upload"), "{err}");
 }
@@ -423,7 +422,7 @@ fn pooled_buffers_come_back_zeroed_and_counted_free() {
     let len = 1usize << 21;
     let (free_before, _) = gpu::mem_info().unwrap();
     for round in 0..3 {
-        let host = random_vec(len, &mut rng);
+        let host = random_scalars(len, &mut rng);
         let mut buf = gpu::DeviceScalars::zeroed(len, &stream).unwrap();
         stream.synchronize().unwrap();
         let back = buf.to_host(len, &stream).unwrap();
@@ -549,9 +548,16 @@ fn heavy_sweep_2_24_and_2_27() {
     for log_n in [24u32, 27] {
         let cpu = Domain::new(log_n).unwrap();
         let n = cpu.size();
-        let input: Vec<Scalar> = (0..n)
-            .map(|i| Scalar::from(i as u64 ^ rng.gen::<u64>()))
-            .collect();
+        // Where the sweep's time goes (its CPU references are most of it), printed at the end of each size.
+        let (mut cpu_s, mut gpu_s) = (0.0, 0.0);
+        let timed = |acc: &mut f64, f: &mut dyn FnMut()| {
+            let t = Instant::now();
+            f();
+            *acc += t.elapsed().as_secs_f64();
+        };
+        let t = Instant::now();
+        let input = par_scalars(n, &mut rng, |r, i| Scalar::from(i as u64 ^ r.gen::<u64>()));
+        let inputs_s = t.elapsed().as_secs_f64();
         let stream = Stream::new().unwrap();
         let domain = GpuDomain::new(log_n).unwrap();
         // Forward, and inverse (scaled in its last pass's stores), natural to natural order; the inverse on H's
@@ -571,29 +577,30 @@ fn heavy_sweep_2_24_and_2_27() {
                 .unwrap();
             d.to_host(n, &stream).unwrap()
         };
-        let mut expect = input.clone();
-        cpu.fft(&mut expect).unwrap();
-        assert!(
-            on_gpu(Direction::Forward, None) == expect,
-            "forward NTT 2^{log_n} differs"
-        );
-        expect.clone_from(&input);
-        cpu.ifft(&mut expect).unwrap();
-        assert!(
-            on_gpu(Direction::Inverse, None) == expect,
-            "inverse NTT 2^{log_n} differs"
-        );
         let g = coset_generator();
-        expect.clone_from(&input);
-        cpu.icoset_fft(&mut expect, g).unwrap();
-        assert!(
-            on_gpu(Direction::Inverse, Some(&g)) == expect,
-            "inverse coset NTT 2^{log_n} differs"
+        type CpuNtt<'a> = &'a dyn Fn(&mut [Scalar]) -> ntt_cuda::Result<()>;
+        let cases: [(&str, Direction, Option<&Scalar>, CpuNtt); 3] = [
+            ("forward NTT", Direction::Forward, None, &|v| cpu.fft(v)),
+            ("inverse NTT", Direction::Inverse, None, &|v| cpu.ifft(v)),
+            ("inverse coset NTT", Direction::Inverse, Some(&g), &|v| {
+                cpu.icoset_fft(v, g)
+            }),
+        ];
+        for (name, direction, coset, on_cpu) in cases {
+            let mut expect = input.clone();
+            timed(&mut cpu_s, &mut || on_cpu(&mut expect).unwrap());
+            let mut got = Vec::new();
+            timed(&mut gpu_s, &mut || got = on_gpu(direction, coset));
+            assert!(got == expect, "{name} 2^{log_n} differs");
+        }
+        let t = Instant::now();
+        let h_cpu_s = check_h(n - 5, &mut rng);
+        eprintln!(
+            "2^{log_n}: NTT, inverse NTT (plain and on a coset) and H agree with the CPU (inputs {inputs_s:.1} s; \
+             the transforms on the CPU {cpu_s:.1} s, on the GPU with copies {gpu_s:.1} s; H's check {:.1} s, its CPU \
+             reference {h_cpu_s:.1} s)",
+            t.elapsed().as_secs_f64()
         );
-        drop(expect);
-        let len = n - 5;
-        check_h(len, &mut rng);
-        eprintln!("2^{log_n}: NTT, inverse NTT (plain and on a coset) and H agree with the CPU");
     }
 }
 

@@ -5,7 +5,7 @@ use blstrs::{G1Affine, G1Projective, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve};
 use rand::Rng;
-use test_utils::{edge_or_random_scalar, random_g1, random_g1_fast};
+use test_utils::{par_scalars, random_g1, random_g1_fast, random_scalars};
 
 /// Scalars with every kind of edge case mixed in, and bases with identities and repeats.
 pub fn edge_inputs(n: usize, rng: &mut impl Rng) -> (Vec<G1Affine>, Vec<Scalar>) {
@@ -14,7 +14,7 @@ pub fn edge_inputs(n: usize, rng: &mut impl Rng) -> (Vec<G1Affine>, Vec<Scalar>)
     } else {
         random_g1(n, rng)
     };
-    let mut scalars: Vec<Scalar> = (0..n).map(|_| edge_or_random_scalar(rng)).collect();
+    let mut scalars = random_scalars(n, rng);
     if n > 5 {
         bases[1] = G1Affine::identity();
         bases[2] = bases[0];
@@ -29,11 +29,9 @@ pub fn edge_inputs(n: usize, rng: &mut impl Rng) -> (Vec<G1Affine>, Vec<Scalar>)
 
 /// PoRep-like assignments: about half zeros, half ones, a few full-width values.
 pub fn porep_like_scalars(n: usize, rng: &mut impl Rng) -> Vec<Scalar> {
-    (0..n)
-        .map(|_| match rng.gen_range(0..1000) {
-            0..=489 => Scalar::ZERO,
-            490..=974 => Scalar::ONE,
-            _ => Scalar::random(&mut *rng),
-        })
-        .collect()
+    par_scalars(n, rng, |r, _| match r.gen_range(0..1000) {
+        0..=489 => Scalar::ZERO,
+        490..=974 => Scalar::ONE,
+        _ => Scalar::random(&mut *r),
+    })
 }
