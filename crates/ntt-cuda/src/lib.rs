@@ -57,10 +57,10 @@ const PAR_THRESHOLD: usize = 1 << 12;
 
 /// The fast transforms ([`dif`], [`dit`]) take a block of at most 2^LEAF_LOG2 scalars through all its remaining
 /// stages at once, on one thread: 128 KiB, which stays in a core's L2 cache with its twiddles. Larger blocks take
-/// one stage over the whole block, split across threads, and halve.
+/// their stages above the leaves in column passes ([`column_pass`]), a few stages a trip through memory.
 const LEAF_LOG2: u32 = 12;
 
-/// Butterflies a task takes in a stage over a block larger than a leaf, and scalars a task takes in a gather.
+/// Scalars a task takes in a gather.
 const PAR_CHUNK: usize = 1 << 10;
 
 /// Below this many scalars a bit reversal swaps in place on one thread; above, it gathers into a copy in parallel.
@@ -358,8 +358,8 @@ fn unit_butterfly(x: &mut Scalar, y: &mut Scalar) {
 }
 
 /// Decimation in frequency (Gentleman-Sande): natural order in, bit-reversed order out, unscaled, with the domain's
-/// twiddles `tw[i] = ω^i` (i < v.len() / 2). A block larger than a leaf takes its first stage across threads, then
-/// its halves at once ([`dif_block`]).
+/// twiddles `tw[i] = ω^i` (i < v.len() / 2). A block larger than a leaf takes its first stages in a column pass,
+/// then its rows at once ([`dif_block`]).
 fn dif(v: &mut [Scalar], tw: &[Scalar]) {
     dif_block(v, tw, 1, &leaf_twiddles(tw, v.len()));
 }
@@ -378,37 +378,94 @@ fn leaf_twiddles(tw: &[Scalar], n: usize) -> Cow<'_, [Scalar]> {
 }
 
 /// A block of [`dif`]: `v` is a block of a transform of `stride * v.len()` points, so its own root is ω^stride;
-/// `leaf_tw` is [`leaf_twiddles`]' table, which its leaves read.
+/// `leaf_tw` is [`leaf_twiddles`]' table, which its leaves read. A block larger than a leaf takes its first
+/// [`pass_stages`] stages in one column pass, then its rows (blocks of their own) at once.
 fn dif_block(v: &mut [Scalar], tw: &[Scalar], stride: usize, leaf_tw: &[Scalar]) {
     let n = v.len();
     if n <= 1 << LEAF_LOG2 {
         return dif_leaf(v, leaf_tw, leaf_tw.len() * 2 / n.max(1));
     }
-    let (lo, hi) = v.split_at_mut(n / 2);
-    stage(lo, hi, tw, stride, dif_butterfly);
-    rayon::join(
-        || dif_block(lo, tw, 2 * stride, leaf_tw),
-        || dif_block(hi, tw, 2 * stride, leaf_tw),
-    );
+    let k = pass_stages(n);
+    let row = n >> k;
+    column_pass(v, row, k, tw, stride, false);
+    v.par_chunks_mut(row)
+        .for_each(|r| dif_block(r, tw, stride << k, leaf_tw));
 }
 
-/// One stage over a block larger than a leaf, split across threads: `butterfly` on (lo[j], hi[j]) with the twiddle
-/// ω^(j stride).
-fn stage(
-    lo: &mut [Scalar],
-    hi: &mut [Scalar],
+/// Most stages of a column pass: 2^8 rows of [`COLUMNS`] scalars, 128 KiB, stay in a core's L2 cache.
+const PASS_MAX_STAGES: u32 = 8;
+
+/// Scalars a column pass takes from each row at a time (512 bytes, eight cache lines).
+const COLUMNS: usize = 16;
+
+/// The stages a block of n scalars (more than a leaf) takes in its column pass: those above the leaves, in as few
+/// passes as [`PASS_MAX_STAGES`] allows, shared out evenly (2^27: 8, then 7; 2^24: 6 and 6).
+fn pass_stages(n: usize) -> u32 {
+    let above = n.trailing_zeros() - LEAF_LOG2;
+    let passes = above.div_ceil(PASS_MAX_STAGES);
+    above.div_ceil(passes)
+}
+
+/// k stages of a block seen as 2^k rows of `row` scalars: those whose butterflies pair scalars `row` or more apart,
+/// that is within a column (DIF's first k stages, DIT's last k). Each stage used to sweep the whole block from
+/// memory; a pass takes [`COLUMNS`] columns of every row through all k stages at once, so the block leaves the cache
+/// once for k stages. The butterfly of stage t (0 the widest) on rows i and i + 2^(k-t-1), column c, takes the
+/// twiddle ω^((c + q row) 2^t stride), q = i mod 2^(k-t-1): the one the stage-by-stage transform gives it.
+fn column_pass(v: &mut [Scalar], row: usize, k: u32, tw: &[Scalar], stride: usize, dit: bool) {
+    let rows: Vec<&mut [Scalar]> = v.chunks_mut(row).collect();
+    columns(rows, 0, row, k, tw, stride, dit);
+}
+
+/// [`column_pass`] on the columns from `c0` of its rows: halved across threads down to [`COLUMNS`] columns.
+fn columns(
+    mut rows: Vec<&mut [Scalar]>,
+    c0: usize,
+    row: usize,
+    k: u32,
     tw: &[Scalar],
     stride: usize,
-    butterfly: impl Fn(&mut Scalar, &mut Scalar, &Scalar) + Sync,
+    dit: bool,
 ) {
-    lo.par_chunks_mut(PAR_CHUNK)
-        .zip(hi.par_chunks_mut(PAR_CHUNK))
-        .enumerate()
-        .for_each(|(k, (l, h))| {
-            for (j, (x, y)) in l.iter_mut().zip(h.iter_mut()).enumerate() {
-                butterfly(x, y, &tw[(k * PAR_CHUNK + j) * stride]);
+    let width = rows[0].len();
+    if width > COLUMNS {
+        let mut right = Vec::with_capacity(rows.len());
+        let left: Vec<&mut [Scalar]> = rows
+            .drain(..)
+            .map(|r| {
+                let (l, h) = r.split_at_mut(width / 2);
+                right.push(h);
+                l
+            })
+            .collect();
+        rayon::join(
+            || columns(left, c0, row, k, tw, stride, dit),
+            || columns(right, c0 + width / 2, row, k, tw, stride, dit),
+        );
+        return;
+    }
+    let stage = |rows: &mut [&mut [Scalar]], t: u32| {
+        let half = 1usize << (k - t - 1);
+        let step = stride << t;
+        for group in rows.chunks_exact_mut(2 * half) {
+            let (lo, hi) = group.split_at_mut(half);
+            for (q, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                let base = c0 + q * row;
+                for (c, (x, y)) in x.iter_mut().zip(y.iter_mut()).enumerate() {
+                    let j = base + c;
+                    match (j, dit) {
+                        (0, _) => unit_butterfly(x, y),
+                        (_, false) => dif_butterfly(x, y, &tw[j * step]),
+                        (_, true) => dit_butterfly(x, y, &tw[j * step]),
+                    }
+                }
             }
-        });
+        }
+    };
+    if dit {
+        (0..k).rev().for_each(|t| stage(&mut rows, t));
+    } else {
+        (0..k).for_each(|t| stage(&mut rows, t));
+    }
 }
 
 /// [`dif`]'s stages over a block that fits in cache, on this thread. A block's first butterfly takes the twiddle
@@ -436,23 +493,22 @@ fn dif_leaf(v: &mut [Scalar], tw: &[Scalar], stride: usize) {
 }
 
 /// Decimation in time (Cooley-Tukey): bit-reversed order in, natural order out, unscaled; `tw` as in [`dif`]. A
-/// block larger than a leaf takes its halves at once, then its last stage across threads.
+/// block larger than a leaf takes its rows at once, then its last stages in a column pass.
 fn dit(v: &mut [Scalar], tw: &[Scalar]) {
     dit_block(v, tw, 1, &leaf_twiddles(tw, v.len()));
 }
 
-/// A block of [`dit`], as [`dif_block`] is of [`dif`].
+/// A block of [`dit`], as [`dif_block`] is of [`dif`]: its rows at once, then its last stages in one column pass.
 fn dit_block(v: &mut [Scalar], tw: &[Scalar], stride: usize, leaf_tw: &[Scalar]) {
     let n = v.len();
     if n <= 1 << LEAF_LOG2 {
         return dit_leaf(v, leaf_tw, leaf_tw.len() * 2 / n.max(1));
     }
-    let (lo, hi) = v.split_at_mut(n / 2);
-    rayon::join(
-        || dit_block(lo, tw, 2 * stride, leaf_tw),
-        || dit_block(hi, tw, 2 * stride, leaf_tw),
-    );
-    stage(lo, hi, tw, stride, dit_butterfly);
+    let k = pass_stages(n);
+    let row = n >> k;
+    v.par_chunks_mut(row)
+        .for_each(|r| dit_block(r, tw, stride << k, leaf_tw));
+    column_pass(v, row, k, tw, stride, true);
 }
 
 /// [`dit`]'s stages over a block that fits in cache, on this thread; the twiddles 1 skip the product, as in
