@@ -1075,15 +1075,17 @@ cuzk_status cuzk_ntt_domain_create(uint32_t log_n, const void* omega, const void
 
 cuzk_status cuzk_ntt_domain_destroy(cuzk_ntt_domain* d) {
     if (!d) return status_ok();
-    cudaError_t e1 = cudaFree(d->tw_fwd), e2 = cudaFree(d->tw_inv);
+    const cudaError_t e1 = cudaFree(d->tw_fwd), e2 = cudaFree(d->tw_inv);
+    cudaError_t e3 = cudaSuccess;
     for (const CosetEntry& e : d->cosets) {
         cudaEventDestroy(e.ready);
-        const cudaError_t e3 = cudaFree(e.mem);
-        if (e1 == cudaSuccess) e1 = e3;
+        const cudaError_t e4 = cudaFree(e.mem);
+        if (e3 == cudaSuccess) e3 = e4;
     }
     delete d;
-    if (e1 != cudaSuccess) return status_from(e1, "freeing twiddles");
-    if (e2 != cudaSuccess) return status_from(e2, "freeing twiddles");
+    if (e1 != cudaSuccess) return status_from(e1, "freeing a domain's twiddles");
+    if (e2 != cudaSuccess) return status_from(e2, "freeing a domain's twiddles");
+    if (e3 != cudaSuccess) return status_from(e3, "freeing a domain's coset tables");
     return status_ok();
 }
 
