@@ -14,7 +14,7 @@ use ff::{Field, PrimeField};
 use ntt_cuda::gpu::FrOp;
 use ntt_cuda::{bit_reverse, root_of_unity, Domain};
 use rand::Rng;
-use test_utils::{edge_or_random_scalar, fresh_rng, host_emu};
+use test_utils::{fresh_rng, host_emu, random_scalars};
 
 mod field_ops;
 
@@ -163,7 +163,7 @@ fn host_passes(exe: &Path, passes: Passes<'_>, data: &[Scalar], omega: Scalar) -
 fn check_passes(exe: &Path, passes: Passes<'_>, log_n: u32, rng: &mut impl Rng) {
     let cpu = Domain::new(log_n).unwrap();
     let n = cpu.size();
-    let data: Vec<Scalar> = (0..n).map(|_| edge_or_random_scalar(rng)).collect();
+    let data = random_scalars(n, rng);
     let omega = root_of_unity(log_n).unwrap();
     for inverse in [false, true] {
         let w = if inverse {
@@ -250,16 +250,16 @@ fn check_natural_passes(
     let log_n: u32 = split.iter().sum();
     let cpu = Domain::new(log_n).unwrap();
     let n = cpu.size();
-    let random = |rng: &mut _, len| -> Vec<Scalar> {
-        (0..len).map(|_| edge_or_random_scalar(rng)).collect()
-    };
-    let data = random(rng, n);
+    let data = random_scalars(n, rng);
     let hi_len = (n >> COSET_LO_BITS).max(1);
     let g = Scalar::random(&mut *rng);
     let (lo, hi) = if scaling == Scaling::Untwisted {
         coset_powers(g, Scalar::random(&mut *rng), hi_len)
     } else {
-        (random(rng, 1 << COSET_LO_BITS), random(rng, hi_len))
+        (
+            random_scalars(1 << COSET_LO_BITS, rng),
+            random_scalars(hi_len, rng),
+        )
     };
     let mut expect = data.clone();
     let mut omega = root_of_unity(log_n).unwrap();
@@ -319,9 +319,7 @@ fn natural_order_passes_match_cpu_on_the_host() {
 fn check_halving_dit_passes(exe: &Path, split: &[u32], threads: i32, rng: &mut impl Rng) {
     let log_n: u32 = split.iter().sum();
     let cpu = Domain::new(log_n).unwrap();
-    let data: Vec<Scalar> = (0..cpu.size())
-        .map(|_| edge_or_random_scalar(rng))
-        .collect();
+    let data = random_scalars(cpu.size(), rng);
     let mut expect = data.clone();
     cpu.ifft(&mut expect).unwrap();
     let mut reversed = data;
@@ -452,18 +450,18 @@ const COSET_LO_BITS: u32 = 12;
 fn check_h_passes(exe: &Path, split: &[u32], first_io: u32, last_io: u32, rng: &mut impl Rng) {
     let log_n: u32 = split.iter().sum();
     let n = 1usize << log_n;
-    let random = |rng: &mut _, len| -> Vec<Scalar> {
-        (0..len).map(|_| edge_or_random_scalar(rng)).collect()
-    };
-    let data = random(rng, n);
-    let mul = random(rng, n);
-    let sub = random(rng, n);
+    let data = random_scalars(n, rng);
+    let mul = random_scalars(n, rng);
+    let sub = random_scalars(n, rng);
     let hi_len = (n >> COSET_LO_BITS).max(1);
     let g = Scalar::random(&mut *rng);
     let (lo, hi) = if last_io & IO_UNTWIST != 0 {
         coset_powers(g, Scalar::random(&mut *rng), hi_len)
     } else {
-        (random(rng, 1 << COSET_LO_BITS), random(rng, hi_len))
+        (
+            random_scalars(1 << COSET_LO_BITS, rng),
+            random_scalars(hi_len, rng),
+        )
     };
     let omega = root_of_unity(log_n).unwrap().invert().unwrap();
 
@@ -608,12 +606,9 @@ fn h_untwisted_last_pass_matches_cpu_on_the_host() {
 fn check_h_twist(exe: &Path, split: &[u32], rng: &mut impl Rng) {
     let log_n: u32 = split.iter().sum();
     let n = 1usize << log_n;
-    let random = |rng: &mut _, len| -> Vec<Scalar> {
-        (0..len).map(|_| edge_or_random_scalar(rng)).collect()
-    };
-    let data = random(rng, n);
-    let lo = random(rng, 1 << COSET_LO_BITS);
-    let hi = random(rng, (n >> COSET_LO_BITS).max(1));
+    let data = random_scalars(n, rng);
+    let lo = random_scalars(1 << COSET_LO_BITS, rng);
+    let hi = random_scalars((n >> COSET_LO_BITS).max(1), rng);
     let g = Scalar::random(&mut *rng);
     let k_last = *split.last().unwrap();
     let rest: Vec<u32> = split[..split.len() - 1].iter().rev().copied().collect();

@@ -8,20 +8,14 @@ use ntt_cuda::{
     Error,
 };
 use proptest::prelude::*;
-use test_utils::{arb_scalar, fresh_rng};
-
-fn random_vec(n: usize, rng: &mut impl rand::Rng) -> Vec<Scalar> {
-    (0..n)
-        .map(|_| test_utils::edge_or_random_scalar(rng))
-        .collect()
-}
+use test_utils::{arb_scalar, fresh_rng, random_scalars};
 
 #[test]
 fn fft_equals_naive_dft_every_small_size() {
     let mut rng = fresh_rng("fft_equals_naive_dft_every_small_size");
     for log_n in 0..=9 {
         let d = Domain::new(log_n).unwrap();
-        let v = random_vec(d.size(), &mut rng);
+        let v = random_scalars(d.size(), &mut rng);
         let mut fast = v.clone();
         d.fft(&mut fast).unwrap();
         assert_eq!(fast, naive_dft(&v, d.omega()), "2^{log_n}");
@@ -39,7 +33,7 @@ fn fast_transforms_equal_the_reference_at_every_size() {
     let g_inv = g.invert().unwrap();
     for log_n in 0..=17 {
         let d = Domain::new(log_n).unwrap();
-        let mut inputs = vec![random_vec(d.size(), &mut rng)];
+        let mut inputs = vec![random_scalars(d.size(), &mut rng)];
         if log_n == 13 {
             inputs.push(vec![Scalar::ZERO; d.size()]);
             inputs.push(vec![Scalar::ONE; d.size()]);
@@ -72,7 +66,7 @@ fn parallel_paths_round_trip_and_match_coset_definition() {
     // 2^14 crosses the parallel threshold, including the split-block path.
     let mut rng = fresh_rng("parallel_paths_round_trip");
     let d = Domain::new(14).unwrap();
-    let v = random_vec(d.size(), &mut rng);
+    let v = random_scalars(d.size(), &mut rng);
     let g = coset_generator();
     let mut e = v.clone();
     d.coset_fft(&mut e, g).unwrap();
@@ -183,7 +177,7 @@ fn h_in_six_transforms_equals_bellpersons_seven_at_every_size_and_edge() {
     for log_n in 0..=14u32 {
         let n = 1usize << log_n;
         for len in [n, n.saturating_sub(3).max(1)] {
-            let [a, b, c] = [(); 3].map(|_| random_vec(len, &mut rng));
+            let [a, b, c] = [(); 3].map(|_| random_scalars(len, &mut rng));
             let want = h_polynomial_reference(a.clone(), b.clone(), c.clone()).unwrap();
             assert_eq!(h_polynomial(a, b, c).unwrap(), want, "length {len}");
         }
