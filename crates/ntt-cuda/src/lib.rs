@@ -361,35 +361,62 @@ fn unit_butterfly(x: &mut Scalar, y: &mut Scalar) {
 /// twiddles `tw[i] = ω^i` (i < v.len() / 2). A block larger than a leaf takes its first stages in a column pass,
 /// then its rows at once ([`dif_block`]).
 fn dif(v: &mut [Scalar], tw: &[Scalar]) {
-    dif_block(v, tw, 1, &leaf_twiddles(tw, v.len()));
+    let levels = Levels::new(tw, v.len());
+    dif_block(v, &levels.passes, &levels.leaf);
 }
 
-/// The twiddles of a leaf of a transform of n points (`tw` its table): ω^(j n / L), j < L / 2, for leaves of L =
-/// min(n, 2^LEAF_LOG2) scalars, in a table of their own, so that a leaf reads its twiddles from 64 KiB where the
-/// domain's table spreads them over n / 2 scalars (16 MiB at 2^20) and misses the cache on each.
-fn leaf_twiddles(tw: &[Scalar], n: usize) -> Cow<'_, [Scalar]> {
-    let leaf = n.min(1 << LEAF_LOG2);
-    let stride = n / leaf.max(1);
+/// The twiddles a transform of n points reads, level by level. A block at depth d of the recursion (after d column
+/// passes) is a transform of its own, of root ω^stride, and each level reads them from a table of its own domain's
+/// twiddles ω^(j stride): a table of 8 MiB where the domain's spreads them over 2 GiB (2^27, the second pass), and
+/// 64 KiB for the leaves, which stays in cache.
+struct Levels<'a> {
+    /// Each column pass level, widest first: its stages ([`pass_stages`]) and its blocks' twiddles.
+    passes: Vec<(u32, Cow<'a, [Scalar]>)>,
+    /// The leaves' twiddles.
+    leaf: Cow<'a, [Scalar]>,
+}
+
+impl<'a> Levels<'a> {
+    fn new(tw: &'a [Scalar], n: usize) -> Self {
+        let (mut size, mut stride) = (n, 1);
+        let mut passes = Vec::new();
+        while size > 1 << LEAF_LOG2 {
+            let k = pass_stages(size);
+            passes.push((k, strided_twiddles(tw, stride, size / 2)));
+            size >>= k;
+            stride <<= k;
+        }
+        Self {
+            passes,
+            leaf: strided_twiddles(tw, stride, size / 2),
+        }
+    }
+}
+
+/// `tw[j * stride]` for j < len, in a table of their own unless the stride is 1.
+fn strided_twiddles(tw: &[Scalar], stride: usize, len: usize) -> Cow<'_, [Scalar]> {
     if stride == 1 {
-        Cow::Borrowed(&tw[..leaf / 2])
+        Cow::Borrowed(&tw[..len])
     } else {
-        Cow::Owned((0..leaf / 2).map(|j| tw[j * stride]).collect())
+        Cow::Owned(
+            (0..len)
+                .into_par_iter()
+                .with_min_len(PAR_CHUNK)
+                .map(|j| tw[j * stride])
+                .collect(),
+        )
     }
 }
 
-/// A block of [`dif`]: `v` is a block of a transform of `stride * v.len()` points, so its own root is ω^stride;
-/// `leaf_tw` is [`leaf_twiddles`]' table, which its leaves read. A block larger than a leaf takes its first
-/// [`pass_stages`] stages in one column pass, then its rows (blocks of their own) at once.
-fn dif_block(v: &mut [Scalar], tw: &[Scalar], stride: usize, leaf_tw: &[Scalar]) {
-    let n = v.len();
-    if n <= 1 << LEAF_LOG2 {
-        return dif_leaf(v, leaf_tw, leaf_tw.len() * 2 / n.max(1));
-    }
-    let k = pass_stages(n);
-    let row = n >> k;
-    column_pass(v, row, k, tw, stride, false);
-    v.par_chunks_mut(row)
-        .for_each(|r| dif_block(r, tw, stride << k, leaf_tw));
+/// A block of [`dif`], at the level of `passes[0]` (or a leaf when none is left): its first stages in one column
+/// pass, then its rows (blocks of the next level) at once.
+fn dif_block(v: &mut [Scalar], passes: &[(u32, Cow<'_, [Scalar]>)], leaf: &[Scalar]) {
+    let Some(((k, tw), rest)) = passes.split_first() else {
+        return dif_leaf(v, leaf);
+    };
+    let row = v.len() >> k;
+    column_pass(v, row, *k, tw, false);
+    v.par_chunks_mut(row).for_each(|r| dif_block(r, rest, leaf));
 }
 
 /// Most stages of a column pass: 2^8 rows of [`COLUMNS`] scalars, 128 KiB, stay in a core's L2 cache.
@@ -409,24 +436,17 @@ fn pass_stages(n: usize) -> u32 {
 /// k stages of a block seen as 2^k rows of `row` scalars: those whose butterflies pair scalars `row` or more apart,
 /// that is within a column (DIF's first k stages, DIT's last k). A pass takes [`COLUMNS`] columns of every row
 /// through all k stages at once, so the block goes through memory once for k stages, where k stages one at a time
-/// sweep it k times (2026-12-07: forward 2^24 1.23 -> 0.99 s on 16 cores; BENCHMARKS). The butterfly of stage t
-/// (0 the widest) on rows i and i + 2^(k-t-1), column c, takes the twiddle ω^((c + q row) 2^t stride),
-/// q = i mod 2^(k-t-1): the one the stage-by-stage transform gives it.
-fn column_pass(v: &mut [Scalar], row: usize, k: u32, tw: &[Scalar], stride: usize, dit: bool) {
+/// sweep it k times (2026-12-07: forward 2^24 1.23 -> 0.99 s on 16 cores; BENCHMARKS). `tw` holds the block's own
+/// twiddles (ω_b^j, j < 2^(k-1) row, ω_b the block's root); the butterfly of stage t (0 the widest) on rows i and
+/// i + 2^(k-t-1), column c, takes ω_b^((c + q row) 2^t), q = i mod 2^(k-t-1): the one the stage-by-stage transform
+/// gives it.
+fn column_pass(v: &mut [Scalar], row: usize, k: u32, tw: &[Scalar], dit: bool) {
     let rows: Vec<&mut [Scalar]> = v.chunks_mut(row).collect();
-    columns(rows, 0, row, k, tw, stride, dit);
+    columns(rows, 0, row, k, tw, dit);
 }
 
 /// [`column_pass`] on the columns from `c0` of its rows: halved across threads down to [`COLUMNS`] columns.
-fn columns(
-    mut rows: Vec<&mut [Scalar]>,
-    c0: usize,
-    row: usize,
-    k: u32,
-    tw: &[Scalar],
-    stride: usize,
-    dit: bool,
-) {
+fn columns(mut rows: Vec<&mut [Scalar]>, c0: usize, row: usize, k: u32, tw: &[Scalar], dit: bool) {
     let width = rows[0].len();
     if width > COLUMNS {
         let mut right = Vec::with_capacity(rows.len());
@@ -439,14 +459,13 @@ fn columns(
             })
             .collect();
         rayon::join(
-            || columns(left, c0, row, k, tw, stride, dit),
-            || columns(right, c0 + width / 2, row, k, tw, stride, dit),
+            || columns(left, c0, row, k, tw, dit),
+            || columns(right, c0 + width / 2, row, k, tw, dit),
         );
         return;
     }
     let stage = |rows: &mut [&mut [Scalar]], t: u32| {
         let half = 1usize << (k - t - 1);
-        let step = stride << t;
         for group in rows.chunks_exact_mut(2 * half) {
             let (lo, hi) = group.split_at_mut(half);
             for (q, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
@@ -455,8 +474,8 @@ fn columns(
                     let j = base + c;
                     match (j, dit) {
                         (0, _) => unit_butterfly(x, y),
-                        (_, false) => dif_butterfly(x, y, &tw[j * step]),
-                        (_, true) => dit_butterfly(x, y, &tw[j * step]),
+                        (_, false) => dif_butterfly(x, y, &tw[j << t]),
+                        (_, true) => dit_butterfly(x, y, &tw[j << t]),
                     }
                 }
             }
@@ -469,11 +488,11 @@ fn columns(
     }
 }
 
-/// [`dif`]'s stages over a block that fits in cache, on this thread. A block's first butterfly takes the twiddle
-/// ω^0 = 1, and the last stage takes it for every butterfly: those skip the product.
-fn dif_leaf(v: &mut [Scalar], tw: &[Scalar], stride: usize) {
+/// [`dif`]'s stages over a block that fits in cache, on this thread; `tw` holds the block's own twiddles. A block's
+/// first butterfly takes the twiddle ω^0 = 1, and the last stage takes it for every butterfly: those skip the product.
+fn dif_leaf(v: &mut [Scalar], tw: &[Scalar]) {
     let mut half = v.len() / 2;
-    let mut s = stride;
+    let mut s = 1;
     while half > 1 {
         for block in v.chunks_exact_mut(2 * half) {
             let (lo, hi) = block.split_at_mut(half);
@@ -496,25 +515,23 @@ fn dif_leaf(v: &mut [Scalar], tw: &[Scalar], stride: usize) {
 /// Decimation in time (Cooley-Tukey): bit-reversed order in, natural order out, unscaled; `tw` as in [`dif`]. A
 /// block larger than a leaf takes its rows at once, then its last stages in a column pass.
 fn dit(v: &mut [Scalar], tw: &[Scalar]) {
-    dit_block(v, tw, 1, &leaf_twiddles(tw, v.len()));
+    let levels = Levels::new(tw, v.len());
+    dit_block(v, &levels.passes, &levels.leaf);
 }
 
 /// A block of [`dit`], as [`dif_block`] is of [`dif`]: its rows at once, then its last stages in one column pass.
-fn dit_block(v: &mut [Scalar], tw: &[Scalar], stride: usize, leaf_tw: &[Scalar]) {
-    let n = v.len();
-    if n <= 1 << LEAF_LOG2 {
-        return dit_leaf(v, leaf_tw, leaf_tw.len() * 2 / n.max(1));
-    }
-    let k = pass_stages(n);
-    let row = n >> k;
-    v.par_chunks_mut(row)
-        .for_each(|r| dit_block(r, tw, stride << k, leaf_tw));
-    column_pass(v, row, k, tw, stride, true);
+fn dit_block(v: &mut [Scalar], passes: &[(u32, Cow<'_, [Scalar]>)], leaf: &[Scalar]) {
+    let Some(((k, tw), rest)) = passes.split_first() else {
+        return dit_leaf(v, leaf);
+    };
+    let row = v.len() >> k;
+    v.par_chunks_mut(row).for_each(|r| dit_block(r, rest, leaf));
+    column_pass(v, row, *k, tw, true);
 }
 
 /// [`dit`]'s stages over a block that fits in cache, on this thread; the twiddles 1 skip the product, as in
 /// [`dif_leaf`].
-fn dit_leaf(v: &mut [Scalar], tw: &[Scalar], stride: usize) {
+fn dit_leaf(v: &mut [Scalar], tw: &[Scalar]) {
     let n = v.len();
     if n < 2 {
         return;
@@ -524,7 +541,7 @@ fn dit_leaf(v: &mut [Scalar], tw: &[Scalar], stride: usize) {
         unit_butterfly(&mut u[0], &mut w[0]);
     }
     let mut half = 2;
-    let mut s = stride * n / 4;
+    let mut s = n / 4;
     while half < n {
         for block in v.chunks_exact_mut(2 * half) {
             let (lo, hi) = block.split_at_mut(half);

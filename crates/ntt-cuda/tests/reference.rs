@@ -196,6 +196,27 @@ fn h_in_six_transforms_equals_bellpersons_seven_at_every_size_and_edge() {
 }
 
 #[test]
+fn two_pass_levels_equal_the_reference() {
+    // From 2^21 a transform takes two column passes above its leaves, the second from a table of its blocks' own
+    // twiddles; DIF (fft, ifft) against the stage-by-stage reference, DIT through H against bellperson's sequence,
+    // whose transforms are DIF alone.
+    let mut rng = fresh_rng("two_pass_levels_equal_the_reference");
+    let d = Domain::new(21).unwrap();
+    let v = random_scalars(d.size(), &mut rng);
+    let (mut fast, mut slow) = (v.clone(), v.clone());
+    d.fft(&mut fast).unwrap();
+    d.fft_reference(&mut slow).unwrap();
+    assert!(fast == slow, "fft 2^21");
+    let (mut fast, mut slow) = (v.clone(), v);
+    d.ifft(&mut fast).unwrap();
+    d.ifft_reference(&mut slow).unwrap();
+    assert!(fast == slow, "ifft 2^21");
+    let [a, b, c] = [(); 3].map(|_| random_scalars(d.size() - 5, &mut rng));
+    let want = h_polynomial_reference(a.clone(), b.clone(), c.clone()).unwrap();
+    assert!(h_polynomial(a, b, c).unwrap() == want, "H 2^21");
+}
+
+#[test]
 fn h_rejects_mismatched_lengths() {
     let err = h_polynomial(
         vec![Scalar::ONE; 3],
