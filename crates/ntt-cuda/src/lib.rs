@@ -63,8 +63,8 @@ const LEAF_LOG2: u32 = 12;
 /// Scalars a task takes in a gather.
 const PAR_CHUNK: usize = 1 << 10;
 
-/// Below this many scalars a bit reversal swaps in place on one thread; above, it gathers into a copy in parallel.
-const GATHER_MIN: usize = 1 << 16;
+/// Below this many scalars a bit reversal swaps in place on one thread; above, it goes by tiles across threads.
+const TILES_MIN: usize = 1 << 16;
 
 /// A radix-2 evaluation domain of size n = 2^log_n: the powers of a primitive n-th root of unity ω.
 #[derive(Clone, Debug)]
@@ -565,29 +565,88 @@ fn bitrev(i: usize, log_n: u32) -> usize {
 }
 
 /// Permutes `v` (of power-of-two length) into bit-reversed order, each scalar times `s` if given: in place on this
-/// thread for short vectors, else gathered in parallel from a copy (the serial swaps of [`bit_reverse`] miss the
-/// cache on nearly every scalar of a long vector).
+/// thread for short vectors, else in tiles across threads ([`bit_reverse_tiles`]).
 fn bit_reverse_scaled(v: &mut [Scalar], s: Option<Scalar>) {
-    let n = v.len();
-    if n < GATHER_MIN {
+    if v.len() < TILES_MIN {
         bit_reverse(v);
         if let Some(s) = s {
             scale(v, s);
         }
-        return;
+    } else {
+        bit_reverse_tiles(v, s);
     }
-    let log_n = n.trailing_zeros();
-    let src = v.to_vec();
-    v.par_chunks_mut(PAR_CHUNK)
-        .enumerate()
-        .for_each(|(k, part)| {
-            for (j, x) in part.iter_mut().enumerate() {
-                *x = src[bitrev(k * PAR_CHUNK + j, log_n)];
-                if let Some(s) = &s {
-                    *x *= s;
+}
+
+/// log2 of a tile's side in [`bit_reverse_tiles`]: runs of 64 scalars (2 KiB), tiles of 128 KiB.
+const TILE_LOG2: u32 = 6;
+
+/// [`bit_reverse_scaled`] for long vectors, in place. Index i of 2^L = 2^(2B + M) scalars reads as (a, m, b): a its
+/// top B bits, b its low B bits, m the M bits between. Its reversal is (rev b, rev m, rev a), so the tile of m (the
+/// 2^B runs of 2^B scalars at (a, m, ·)) goes whole to the tile of rev m, transposed with both indices reversed.
+/// Each task takes a tile and its partner through a buffer of one tile, reading and writing whole runs, where a
+/// gather from a copy (which this replaces) read a cache line for each scalar and wrote a copy of the vector.
+fn bit_reverse_tiles(v: &mut [Scalar], s: Option<Scalar>) {
+    let log_n = v.len().trailing_zeros();
+    let b = TILE_LOG2;
+    assert!(
+        log_n >= 2 * b,
+        "bit_reverse_tiles needs at least 2^{} scalars",
+        2 * b
+    );
+    let (m_bits, run) = (log_n - 2 * b, 1usize << b);
+    // tiles[m][a]: the run (a, m, ·).
+    let mut tiles: Vec<Vec<&mut [Scalar]>> = (0..1usize << m_bits)
+        .map(|_| Vec::with_capacity(run))
+        .collect();
+    for row in v.chunks_mut(v.len() >> b) {
+        for (tile, r) in tiles.iter_mut().zip(row.chunks_mut(run)) {
+            tile.push(r);
+        }
+    }
+    let mut slots: Vec<Option<Vec<&mut [Scalar]>>> = tiles.into_iter().map(Some).collect();
+    let mut pairs = Vec::with_capacity(slots.len() / 2 + run);
+    for m in 0..slots.len() {
+        let r = bitrev(m, m_bits);
+        if m <= r {
+            let tile = slots[m].take().expect("each tile is taken once");
+            let partner = if r == m { None } else { slots[r].take() };
+            pairs.push((tile, partner));
+        }
+    }
+    let rev: Vec<usize> = (0..run).map(|x| bitrev(x, b)).collect();
+    let put = |x: &mut Scalar, y: &Scalar| {
+        *x = *y;
+        if let Some(s) = &s {
+            *x *= s;
+        }
+    };
+    pairs.into_par_iter().for_each_init(
+        || vec![Scalar::ZERO; run * run],
+        |buf, (mut tile, partner)| {
+            for (a, r) in tile.iter().enumerate() {
+                buf[a * run..(a + 1) * run].copy_from_slice(r);
+            }
+            // The tile takes its partner's scalars (its own when it is its own partner), the partner the tile's.
+            if let Some(mut partner) = partner {
+                for (x, out) in tile.iter_mut().enumerate() {
+                    for (y, o) in out.iter_mut().enumerate() {
+                        put(o, &partner[rev[y]][rev[x]]);
+                    }
+                }
+                for (x, out) in partner.iter_mut().enumerate() {
+                    for (y, o) in out.iter_mut().enumerate() {
+                        put(o, &buf[rev[y] * run + rev[x]]);
+                    }
+                }
+            } else {
+                for (x, out) in tile.iter_mut().enumerate() {
+                    for (y, o) in out.iter_mut().enumerate() {
+                        put(o, &buf[rev[y] * run + rev[x]]);
+                    }
                 }
             }
-        });
+        },
+    );
 }
 
 /// Multiplies the scalar at bit-reversed position j of `v` (2^log_n scalars) by c g^i, i = bitrev(j): a coset's

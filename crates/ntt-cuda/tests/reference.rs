@@ -26,7 +26,7 @@ fn fft_equals_naive_dft_every_small_size() {
 
 #[test]
 fn fast_transforms_equal_the_reference_at_every_size() {
-    // Up to 2^17: the leaves (2^12 scalars) alone, blocks split across threads above them, and the gathered bit
+    // Up to 2^17: the leaves (2^12 scalars) alone, blocks split across threads above them, and the tiled bit
     // reversal from 2^16; random and edge scalars, and all zeros and all ones past the leaf size.
     let mut rng = fresh_rng("fast_transforms_equal_the_reference_at_every_size");
     let g = coset_generator();
@@ -199,7 +199,7 @@ fn h_in_six_transforms_equals_bellpersons_seven_at_every_size_and_edge() {
 fn two_pass_levels_equal_the_reference() {
     // From 2^21 a transform takes two column passes above its leaves, the second from a table of its blocks' own
     // twiddles; DIF (fft, ifft) against the stage-by-stage reference, DIT through H against bellperson's sequence,
-    // whose transforms are DIF alone.
+    // whose transforms are DIF alone. The bit reversal takes 2^9 tiles here, most of them paired with another.
     let mut rng = fresh_rng("two_pass_levels_equal_the_reference");
     let d = Domain::new(21).unwrap();
     let v = random_scalars(d.size(), &mut rng);
