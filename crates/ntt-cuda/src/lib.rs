@@ -368,7 +368,8 @@ fn dif(v: &mut [Scalar], tw: &[Scalar]) {
 /// The twiddles a transform of n points reads, level by level. A block at depth d of the recursion (after d column
 /// passes) is a transform of its own, of root ω^stride, and each level reads them from a table of its own domain's
 /// twiddles ω^(j stride): a table of 8 MiB where the domain's spreads them over 2 GiB (2^27, the second pass), and
-/// 64 KiB for the leaves, which stays in cache.
+/// 64 KiB for the leaves, which stays in cache. (2026-12-08: no change beyond the spread on a machine whose L3 held a
+/// 2^22 or 2^24 transform's table; not measured apart where it does not.)
 struct Levels<'a> {
     /// Each column pass level, widest first: its stages ([`pass_stages`]) and its blocks' twiddles.
     passes: Vec<(u32, Cow<'a, [Scalar]>)>,
@@ -603,7 +604,8 @@ fn tiles(v: &mut [Scalar]) -> Vec<Vec<&mut [Scalar]>> {
 /// top B bits, b its low B bits, m the M bits between. Its reversal is (rev b, rev m, rev a), so the tile of m (the
 /// 2^B runs of 2^B scalars at (a, m, ·)) goes whole to the tile of rev m, transposed with both indices reversed.
 /// Each task takes a tile and its partner through a buffer of one tile, reading and writing whole runs, where a
-/// gather from a copy (which this replaces) read a cache line for each scalar and wrote a copy of the vector.
+/// gather from a copy (which this replaced) read a cache line for each scalar and wrote a copy of the vector: 2^22
+/// on 2 cores 115 -> 14 ms (2026-12-08, BENCHMARKS).
 fn bit_reverse_tiles(v: &mut [Scalar], s: Option<Scalar>) {
     let log_n = v.len().trailing_zeros();
     let b = TILE_LOG2;
