@@ -60,7 +60,7 @@ const PAR_THRESHOLD: usize = 1 << 12;
 /// their stages above the leaves in column passes ([`column_pass`]), a few stages a trip through memory.
 const LEAF_LOG2: u32 = 12;
 
-/// Scalars a task takes in a gather.
+/// Scalars a task takes at least in a parallel gather ([`strided_twiddles`]).
 const PAR_CHUNK: usize = 1 << 10;
 
 /// Below this many scalars a bit reversal swaps in place on one thread; above, it goes by tiles across threads.
@@ -607,15 +607,9 @@ fn tiles(v: &mut [Scalar]) -> Vec<Vec<&mut [Scalar]>> {
 /// gather from a copy (which this replaced) read a cache line for each scalar and wrote a copy of the vector: 2^22
 /// on 2 cores 115 -> 14 ms (2026-12-08, BENCHMARKS).
 fn bit_reverse_tiles(v: &mut [Scalar], s: Option<Scalar>) {
-    let log_n = v.len().trailing_zeros();
-    let b = TILE_LOG2;
-    assert!(
-        log_n >= 2 * b,
-        "bit_reverse_tiles needs at least 2^{} scalars",
-        2 * b
-    );
-    let (m_bits, run) = (log_n - 2 * b, 1usize << b);
+    let (log_n, b) = (v.len().trailing_zeros(), TILE_LOG2);
     let mut slots: Vec<Option<Vec<&mut [Scalar]>>> = tiles(v).into_iter().map(Some).collect();
+    let (m_bits, run) = (log_n - 2 * b, 1usize << b);
     let mut pairs = Vec::with_capacity(slots.len() / 2 + run);
     for m in 0..slots.len() {
         let r = bitrev(m, m_bits);
@@ -626,12 +620,22 @@ fn bit_reverse_tiles(v: &mut [Scalar], s: Option<Scalar>) {
         }
     }
     let rev: Vec<usize> = (0..run).map(|x| bitrev(x, b)).collect();
-    let put = |x: &mut Scalar, y: &Scalar| {
-        *x = *y;
-        if let Some(s) = &s {
-            *x *= s;
+    // out[x][y] = from(rev y, rev x), times s if given: a tile written from its source tile.
+    fn fill(
+        out: &mut [&mut [Scalar]],
+        rev: &[usize],
+        s: Option<Scalar>,
+        from: impl Fn(usize, usize) -> Scalar,
+    ) {
+        for (x, row) in out.iter_mut().enumerate() {
+            for (y, o) in row.iter_mut().enumerate() {
+                *o = from(rev[y], rev[x]);
+                if let Some(s) = &s {
+                    *o *= s;
+                }
+            }
         }
-    };
+    }
     pairs.into_par_iter().for_each_init(
         || vec![Scalar::ZERO; run * run],
         |buf, (mut tile, partner)| {
@@ -639,23 +643,13 @@ fn bit_reverse_tiles(v: &mut [Scalar], s: Option<Scalar>) {
                 buf[a * run..(a + 1) * run].copy_from_slice(r);
             }
             // The tile takes its partner's scalars (its own when it is its own partner), the partner the tile's.
-            if let Some(mut partner) = partner {
-                for (x, out) in tile.iter_mut().enumerate() {
-                    for (y, o) in out.iter_mut().enumerate() {
-                        put(o, &partner[rev[y]][rev[x]]);
-                    }
+            let saved = |a: usize, b: usize| buf[a * run + b];
+            match partner {
+                Some(mut partner) => {
+                    fill(&mut tile, &rev, s, |a, b| partner[a][b]);
+                    fill(&mut partner, &rev, s, saved);
                 }
-                for (x, out) in partner.iter_mut().enumerate() {
-                    for (y, o) in out.iter_mut().enumerate() {
-                        put(o, &buf[rev[y] * run + rev[x]]);
-                    }
-                }
-            } else {
-                for (x, out) in tile.iter_mut().enumerate() {
-                    for (y, o) in out.iter_mut().enumerate() {
-                        put(o, &buf[rev[y] * run + rev[x]]);
-                    }
-                }
+                None => fill(&mut tile, &rev, s, saved),
             }
         },
     );
@@ -750,8 +744,7 @@ pub fn h_polynomial(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> Result<Ve
     // At bit-reversed position i the product's unscaled inverse transform holds n k p_i g^i (p the coefficients of
     // the interpolant of a·b on the coset, k from a's powers) and C's holds n C_i, so h_i = (p_i - C_i) Z(g)^-1 is
     // the first times g^-i less the second times k.
-    let h = gather_h(&ab, &c, k, g_inv, log_n);
-    Ok(h)
+    Ok(gather_h(&ab, &c, k, g_inv, log_n))
 }
 
 /// h_i = ab[r] g^-i - c[r] k for i < n - 1, r = bitrev(i): [`h_polynomial`]'s last step. From 2^12 scalars it
@@ -763,10 +756,11 @@ fn gather_h(ab: &[Scalar], c: &[Scalar], k: Scalar, g_inv: Scalar, log_n: u32) -
     let n = 1usize << log_n;
     let b = TILE_LOG2;
     if log_n < 2 * b {
+        let powers = powers(g_inv, n);
         return (0..n - 1)
             .map(|i| {
                 let r = bitrev(i, log_n);
-                ab[r] * g_inv.pow_vartime([i as u64]) - c[r] * k
+                ab[r] * powers[i] - c[r] * k
             })
             .collect();
     }
